@@ -1,0 +1,42 @@
+# Thin wrapper over CMake. `make demo` and `make test` work on a fresh Debian 12 machine:
+# both install missing Debian packages first.
+BUILD_DIR ?= build
+BUILD_TYPE ?= RelWithDebInfo
+JOBS ?= 2
+CMAKE_FLAGS ?=
+ifeq ($(PEERBLOOM_WERROR),1)
+CMAKE_FLAGS += -DPEERBLOOM_WERROR=ON
+endif
+
+.PHONY: all deps configure build test demo bench fuzz format clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh --with-squid
+
+configure: deps
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD_DIR) -j$(JOBS)
+
+test: build
+	@cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 600
+
+demo: build
+	@bash scripts/demo.sh $(BUILD_DIR)
+
+bench: build
+	@bash scripts/bench.sh $(BUILD_DIR)
+
+fuzz:
+	@bash scripts/install-deps.sh
+	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DPEERBLOOM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build build-fuzz -j$(JOBS)
+
+format:
+	@find lib daemon cli tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
+
+clean:
+	@rm -rf $(BUILD_DIR) build-fuzz

@@ -1,0 +1,65 @@
+#include "peerbloom/bloom_filter.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+namespace peerbloom {
+
+BloomFilter::BloomFilter(unsigned log2_bits, unsigned k)
+    : log2_bits_(log2_bits), k_(k), words_((uint64_t{1} << log2_bits) / 64, 0) {}
+
+Status BloomFilter::Create(unsigned log2_bits, unsigned k, BloomFilter* out) {
+  if (log2_bits < kMinLog2Bits || log2_bits > kMaxLog2Bits) {
+    return Status::InvalidArgument("log2 of filter bits '" + std::to_string(log2_bits) +
+                                   "' is outside [" + std::to_string(kMinLog2Bits) + ", " +
+                                   std::to_string(kMaxLog2Bits) + "]");
+  }
+  if (k < 1 || k > kMaxHashes) {
+    return Status::InvalidArgument("hash count '" + std::to_string(k) + "' is outside [1, " +
+                                   std::to_string(kMaxHashes) + "]");
+  }
+  *out = BloomFilter(log2_bits, k);
+  return Status::Ok();
+}
+
+Status BloomFilter::Union(const BloomFilter& other) {
+  if (other.log2_bits_ != log2_bits_ || other.k_ != k_) {
+    return Status::InvalidArgument("union of filters with different geometry");
+  }
+  for (size_t i = 0; i < words_.size(); ++i) words_[i] |= other.words_[i];
+  return Status::Ok();
+}
+
+void BloomFilter::Fold() noexcept {
+  const size_t half = words_.size() / 2;
+  for (size_t i = 0; i < half; ++i) words_[i] |= words_[half + i];
+  words_.resize(half);
+  --log2_bits_;
+}
+
+Status BloomFilter::FoldTo(unsigned log2_bits) {
+  if (log2_bits > log2_bits_ || log2_bits < kMinLog2Bits) {
+    return Status::InvalidArgument("cannot fold a filter of 2^" + std::to_string(log2_bits_) +
+                                   " bits to 2^" + std::to_string(log2_bits));
+  }
+  while (log2_bits_ > log2_bits) Fold();
+  return Status::Ok();
+}
+
+uint64_t BloomFilter::PopCount() const noexcept {
+  uint64_t n = 0;
+  for (uint64_t w : words_) n += std::popcount(w);
+  return n;
+}
+
+double BloomFilter::EstimatedItems() const noexcept {
+  const double m = static_cast<double>(bits());
+  const double x = static_cast<double>(PopCount());
+  if (x >= m) return std::numeric_limits<double>::infinity();
+  return -(m / k_) * std::log1p(-x / m);
+}
+
+double BloomFilter::EstimatedFpr() const noexcept { return std::pow(FillRatio(), k_); }
+
+}  // namespace peerbloom

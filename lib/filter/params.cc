@@ -1,0 +1,87 @@
+#include "peerbloom/params.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "peerbloom/bloom_probe.h"
+
+namespace peerbloom {
+
+double FalsePositiveRate(double bits, double items, unsigned k) noexcept {
+  if (items <= 0) return 0.0;
+  return std::pow(-std::expm1(-static_cast<double>(k) * items / bits), k);
+}
+
+uint64_t OptimalBits(double items, double fpr) noexcept {
+  const double ln2 = std::log(2.0);
+  return static_cast<uint64_t>(std::ceil(-items * std::log(fpr) / (ln2 * ln2)));
+}
+
+unsigned OptimalHashes(double bits, double items) noexcept {
+  const double k = std::round(bits / items * std::log(2.0));
+  return static_cast<unsigned>(std::clamp(k, 1.0, static_cast<double>(kMaxHashes)));
+}
+
+double Capacity(double bits, unsigned k, double fpr) noexcept {
+  return -(bits / k) * std::log1p(-std::pow(fpr, 1.0 / k));
+}
+
+unsigned SmallestLog2Bits(double items, unsigned k, double fpr, unsigned min_log2,
+                          unsigned max_log2) noexcept {
+  for (unsigned log2 = min_log2; log2 < max_log2; ++log2) {
+    if (FalsePositiveRate(std::ldexp(1.0, static_cast<int>(log2)), items, k) <= fpr) return log2;
+  }
+  return max_log2;
+}
+
+std::string_view ProfileName(Profile profile) noexcept {
+  switch (profile) {
+    case Profile::kMemoryLean:
+      return "memory-lean";
+    case Profile::kBalanced:
+      return "balanced";
+    case Profile::kWireLean:
+      return "wire-lean";
+  }
+  return "unknown";
+}
+
+std::optional<Profile> ParseProfile(std::string_view name) noexcept {
+  for (Profile p : {Profile::kMemoryLean, Profile::kBalanced, Profile::kWireLean}) {
+    if (name == ProfileName(p)) return p;
+  }
+  return std::nullopt;
+}
+
+Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out) {
+  if (capacity == 0) return Status::InvalidArgument("capacity must be at least 1");
+  if (!(fpr > 0.0 && fpr <= 0.5)) {
+    return Status::InvalidArgument("false-positive rate '" + std::to_string(fpr) +
+                                   "' is outside (0, 0.5]");
+  }
+  Geometry g;
+  switch (profile) {
+    case Profile::kMemoryLean:
+      g.k = static_cast<unsigned>(
+          std::clamp(std::round(-std::log2(fpr)), 1.0, static_cast<double>(kMaxHashes)));
+      break;
+    case Profile::kBalanced:
+      g.k = 2;
+      break;
+    case Profile::kWireLean:
+      g.k = 1;
+      break;
+  }
+  g.log2_counters =
+      SmallestLog2Bits(static_cast<double>(capacity), g.k, fpr, kMinLog2Bits, kMaxLog2Bits + 1);
+  if (g.log2_counters > kMaxLog2Bits) {
+    return Status::InvalidArgument(
+        "capacity '" + std::to_string(capacity) + "' at false-positive rate '" +
+        std::to_string(fpr) + "' needs more than 2^" + std::to_string(kMaxLog2Bits) + " counters");
+  }
+  *out = g;
+  return Status::Ok();
+}
+
+}  // namespace peerbloom

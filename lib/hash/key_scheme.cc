@@ -1,0 +1,96 @@
+#include "peerbloom/key_scheme.h"
+
+#include <cstdlib>
+
+namespace peerbloom {
+namespace {
+
+int HexValue(char c) noexcept {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::string_view KeySchemeName(KeyScheme scheme) noexcept {
+  switch (scheme) {
+    case KeyScheme::kRaw:
+      return "raw";
+    case KeyScheme::kSquidMd5:
+      return "squid-md5";
+  }
+  return "unknown";
+}
+
+std::optional<KeyScheme> ParseKeyScheme(std::string_view name) noexcept {
+  if (name == "raw") return KeyScheme::kRaw;
+  if (name == "squid-md5") return KeyScheme::kSquidMd5;
+  return std::nullopt;
+}
+
+bool ParseSquidKeyHex(std::string_view hex, SquidKey* out) noexcept {
+  if (hex.size() != 32) return false;
+  for (size_t i = 0; i < 16; ++i) {
+    const int hi = HexValue(hex[2 * i]);
+    const int lo = HexValue(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return false;
+    (*out)[i] = static_cast<uint8_t>(hi << 4 | lo);
+  }
+  return true;
+}
+
+std::string SquidKeyHex(const SquidKey& key) {
+  static constexpr char kDigits[] = "0123456789ABCDEF";
+  std::string hex(32, '0');
+  for (size_t i = 0; i < key.size(); ++i) {
+    hex[2 * i] = kDigits[key[i] >> 4];
+    hex[2 * i + 1] = kDigits[key[i] & 0xf];
+  }
+  return hex;
+}
+
+KeyEncoder::KeyEncoder(KeyScheme scheme) : scheme_(scheme) {
+  md5_ = EVP_MD_fetch(nullptr, "MD5", nullptr);
+  ctx_ = EVP_MD_CTX_new();
+  if (md5_ == nullptr || ctx_ == nullptr) std::abort();  // OpenSSL without MD5: unusable
+}
+
+KeyEncoder::~KeyEncoder() {
+  EVP_MD_CTX_free(ctx_);
+  EVP_MD_free(md5_);
+}
+
+SquidKey KeyEncoder::SquidStoreKey(std::string_view url, uint8_t method_id) noexcept {
+  SquidKey key{};
+  unsigned int len = 0;
+  EVP_DigestInit_ex(ctx_, md5_, nullptr);
+  EVP_DigestUpdate(ctx_, &method_id, 1);
+  EVP_DigestUpdate(ctx_, url.data(), url.size());
+  EVP_DigestFinal_ex(ctx_, key.data(), &len);
+  return key;
+}
+
+std::string_view KeyEncoder::FromUrl(std::string_view url) noexcept {
+  if (scheme_ == KeyScheme::kRaw) return url;
+  scratch_ = SquidStoreKey(url);
+  return {reinterpret_cast<const char*>(scratch_.data()), scratch_.size()};
+}
+
+Status KeyBytesFromToken(KeyScheme scheme, std::string_view token, std::string* out) {
+  if (token.empty()) return Status::InvalidArgument("empty key");
+  if (scheme == KeyScheme::kRaw) {
+    out->assign(token);
+    return Status::Ok();
+  }
+  SquidKey key;
+  if (!ParseSquidKeyHex(token, &key)) {
+    return Status::InvalidArgument("key '" + std::string(token.substr(0, 64)) +
+                                   "' is not 32 hex digits");
+  }
+  out->assign(reinterpret_cast<const char*>(key.data()), key.size());
+  return Status::Ok();
+}
+
+}  // namespace peerbloom

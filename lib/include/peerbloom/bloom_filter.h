@@ -1,0 +1,80 @@
+// BloomFilter: a plain Bloom filter of 2^log2_bits bits and k probes per key.
+//
+// This is the summary a node gossips and the form a peer's summary takes at a receiver.
+// Bit j lives in word j / 64 under mask 1 << (j % 64).
+//
+// Thread-safety: const methods may run concurrently; anything else needs external locking.
+// A value type: copyable (explicitly large), movable.
+#ifndef PEERBLOOM_BLOOM_FILTER_H_
+#define PEERBLOOM_BLOOM_FILTER_H_
+
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "peerbloom/bloom_probe.h"
+#include "peerbloom/hash.h"
+#include "peerbloom/status.h"
+
+namespace peerbloom {
+
+class BloomFilter {
+ public:
+  // An empty filter of the minimum size with k = 1.
+  BloomFilter() : BloomFilter(kMinLog2Bits, 1) {}
+  // REQUIRES: kMinLog2Bits <= log2_bits <= kMaxLog2Bits, 1 <= k <= kMaxHashes.
+  // Use Create() for sizes that come from outside.
+  BloomFilter(unsigned log2_bits, unsigned k);
+  static Status Create(unsigned log2_bits, unsigned k, BloomFilter* out);
+
+  unsigned log2_bits() const noexcept { return log2_bits_; }
+  uint64_t bits() const noexcept { return uint64_t{1} << log2_bits_; }
+  uint64_t mask() const noexcept { return bits() - 1; }
+  unsigned k() const noexcept { return k_; }
+  size_t bytes() const noexcept { return words_.size() * sizeof(uint64_t); }
+
+  void Add(const KeyHash& h) noexcept {
+    ForEachProbe(h, k_, mask(), [this](uint64_t pos) { SetBit(pos); });
+  }
+  bool MayContain(const KeyHash& h) const noexcept {
+    const uint64_t step = h.h2 | 1;
+    uint64_t g = h.h1;
+    for (unsigned i = 0; i < k_; ++i, g += step) {
+      if (!TestBit(g & mask())) return false;
+    }
+    return true;
+  }
+
+  void SetBit(uint64_t pos) noexcept { words_[pos >> 6] |= uint64_t{1} << (pos & 63); }
+  void FlipBit(uint64_t pos) noexcept { words_[pos >> 6] ^= uint64_t{1} << (pos & 63); }
+  bool TestBit(uint64_t pos) const noexcept { return (words_[pos >> 6] >> (pos & 63)) & 1; }
+
+  // OR of another filter of the same size and k into this one.
+  Status Union(const BloomFilter& other);
+  // Halves the size by OR-ing the upper half onto the lower half. The result equals the
+  // filter built at half the size from the same keys. REQUIRES: log2_bits > kMinLog2Bits.
+  void Fold() noexcept;
+  // Folds down to 2^log2_bits. InvalidArgument if larger than now or below the minimum.
+  Status FoldTo(unsigned log2_bits);
+
+  uint64_t PopCount() const noexcept;
+  double FillRatio() const noexcept { return static_cast<double>(PopCount()) / bits(); }
+  // Swamidass & Baldi (2007): n ~= -(m/k) ln(1 - X/m) for X set bits. Infinity when full.
+  double EstimatedItems() const noexcept;
+  // The chance that an absent key tests positive: fill^k.
+  double EstimatedFpr() const noexcept;
+
+  const std::vector<uint64_t>& words() const noexcept { return words_; }
+  std::vector<uint64_t>& mutable_words() noexcept { return words_; }
+
+  bool operator==(const BloomFilter& other) const = default;
+
+ private:
+  unsigned log2_bits_;
+  unsigned k_;
+  std::vector<uint64_t> words_;
+};
+
+}  // namespace peerbloom
+
+#endif  // PEERBLOOM_BLOOM_FILTER_H_

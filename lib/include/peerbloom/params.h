@@ -1,0 +1,57 @@
+// Parameter math for Bloom filters and the geometry profiles of a node's filters.
+//
+// With m bits, n keys and k probes (Bloom 1970; Broder & Mitzenmacher 2004 survey):
+//   false-positive rate  f(m, n, k) = (1 - e^(-kn/m))^k
+//   optimal bits         m = -n ln p / (ln 2)^2         (9.585 bits per key at p = 1 %)
+//   optimal probes       k = (m / n) ln 2
+//   capacity             n(m, k, p) = -(m / k) ln(1 - p^(1/k))   (f solved for n)
+#ifndef PEERBLOOM_PARAMS_H_
+#define PEERBLOOM_PARAMS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "peerbloom/status.h"
+
+namespace peerbloom {
+
+double FalsePositiveRate(double bits, double items, unsigned k) noexcept;
+// REQUIRES: items > 0, 0 < fpr < 1.
+uint64_t OptimalBits(double items, double fpr) noexcept;
+// At least 1, at most kMaxHashes. REQUIRES: items > 0.
+unsigned OptimalHashes(double bits, double items) noexcept;
+// The most keys a filter of `bits` bits and k probes holds at false-positive rate `fpr`.
+double Capacity(double bits, unsigned k, double fpr) noexcept;
+
+// Smallest power-of-two log2 size in [min_log2, max_log2] whose false-positive rate for
+// `items` keys is at most `fpr`; max_log2 when none is. This sizes a summary: folding to it
+// keeps the target while spending the fewest bits.
+unsigned SmallestLog2Bits(double items, unsigned k, double fpr, unsigned min_log2,
+                          unsigned max_log2) noexcept;
+
+// How a node trades counter memory against wire size. All use 4-bit counters.
+//  kMemoryLean  k = round(log2(1/p)): the fewest counters per key (about 10-19 at 1 %),
+//               summaries near half full that compress poorly (about 10-19 bits per key).
+//  kBalanced    k = 2: about 19-38 counters per key, sparse summaries (about 9-10 bits per
+//               key gap-coded) and deltas near 2-3 bytes per changed key.
+//  kWireLean    k = 1: about 100-200 counters per key, the smallest summaries (about 8.1-9.1
+//               bits per key gap-coded) and deltas; costly in counter and receiver memory.
+// docs/profiles.md has the measured figures and why the default is what it is.
+enum class Profile : uint8_t { kMemoryLean = 0, kBalanced = 1, kWireLean = 2 };
+std::string_view ProfileName(Profile profile) noexcept;
+std::optional<Profile> ParseProfile(std::string_view name) noexcept;
+
+struct Geometry {
+  unsigned k = 0;
+  unsigned log2_counters = 0;
+};
+
+// The counting filter geometry for `capacity` keys at local false-positive rate `fpr`:
+// the profile's k and the smallest power-of-two counter count that meets `fpr` at capacity.
+// InvalidArgument for capacity 0, fpr outside (0, 0.5], or a size above kMaxLog2Bits.
+Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out);
+
+}  // namespace peerbloom
+
+#endif  // PEERBLOOM_PARAMS_H_

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages peerbloom builds and tests with, only those missing.
+# Usage: scripts/install-deps.sh [--with-squid]
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config clang clang-format
+  libzmq3-dev cppzmq-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libxxhash-dev libcpp-httplib-dev
+  iproute2 procps
+)
+if [[ "${1:-}" == "--with-squid" ]]; then
+  packages+=(squid python3)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]]; then
+  sudo_cmd=(sudo)
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
