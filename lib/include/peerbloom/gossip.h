@@ -1,0 +1,152 @@
+// GossipEngine: membership, failure detection and summary dissemination as a state machine.
+//
+// Pure logic: no sockets, threads or clocks. The daemon feeds it events (a message arrived,
+// time passed, the local summary changed) with the current monotonic time in milliseconds,
+// and carries out what it asks for (send these bytes to that endpoint). Tests drive it with a
+// fake clock and an in-memory "network" (tests/unit/gossip/).
+//
+// Protocol (docs/wire-protocol.md): every message is one self-describing frame that names its
+// sender (node id, advertised endpoint). A node keeps links to a bounded set of neighbours
+// (its seeds plus `fanout` live members chosen at random, re-chosen over time), so clusters of
+// hundreds of nodes need no full mesh:
+//  - on (re)joining a neighbour, both sides exchange digests (origin, epoch, version,
+//    heartbeat) of everything they know, and each sends the other the full summaries it
+//    lacks or holds newer;
+//  - each gossip interval, a node sends its own deltas (and those it received from others,
+//    relayed once) to its neighbours; a receiver that sees a gap in an origin's versions asks
+//    for a full summary and never guesses;
+//  - periodic anti-entropy (digest exchange with a random neighbour) repairs anything missed;
+//  - heartbeats ride on digests: a member whose heartbeat has not advanced within the
+//    failure timeout, directly or through gossip, is dead: it disappears from who-has answers,
+//    and comes back when a newer heartbeat is heard. A higher epoch from the same node id
+//    replaces everything known of the old one.
+//
+// Thread-safety: none; the daemon's single event loop owns it.
+#ifndef PEERBLOOM_GOSSIP_H_
+#define PEERBLOOM_GOSSIP_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "peerbloom/hash.h"
+#include "peerbloom/key_scheme.h"
+#include "peerbloom/status.h"
+#include "peerbloom/summary.h"
+
+namespace peerbloom {
+
+struct GossipOptions {
+  std::string node_id;   // REQUIRES: IsValidNodeId
+  std::string endpoint;  // this node's advertised peer endpoint, e.g. "tcp://127.0.0.1:7401"
+  std::vector<std::string> seeds;  // peer endpoints to join through
+  KeyScheme key_scheme = KeyScheme::kSquidMd5;
+  // Default: 1000. Deltas go out at this period when something changed.
+  int64_t gossip_interval_ms = 1000;
+  // Default: 10000. A member not heard from within this is dead.
+  int64_t failure_timeout_ms = 10000;
+  // Default: 5000. Digest exchange with one random neighbour.
+  int64_t anti_entropy_interval_ms = 5000;
+  // Default: 4. Live members linked to besides the seeds.
+  unsigned fanout = 4;
+  // Default: 30000. How often the random part of the neighbour set is re-chosen.
+  int64_t neighbour_shuffle_ms = 30000;
+  // Default: 0 (forever). Dead members are forgotten after this, 0 keeps them listed as dead.
+  int64_t forget_dead_after_ms = 0;
+  DecodeLimits limits;
+};
+
+struct Outgoing {
+  std::string endpoint;  // where to send
+  std::string payload;   // one frame
+};
+
+// One node that probably holds a key.
+struct PeerMatch {
+  std::string node_id;
+  std::string endpoint;
+  int64_t summary_age_ms = 0;  // now minus when its current summary (version) was received
+  bool imported = false;       // a Squid digest imported by some daemon, not a peerbloomd
+};
+
+struct PeerInfo {
+  std::string node_id;
+  std::string endpoint;
+  bool alive = false;
+  bool neighbour = false;  // currently linked directly
+  bool imported = false;
+  uint64_t epoch = 0;
+  uint64_t version = 0;
+  uint64_t heartbeat = 0;
+  uint64_t estimated_items = 0;
+  unsigned k = 0;
+  unsigned log2_bits = 0;
+  int64_t last_heard_ms = 0;       // local time its heartbeat last advanced
+  int64_t summary_received_ms = 0; // local time its current summary version arrived
+};
+
+struct GossipStats {
+  uint64_t messages_in = 0;
+  uint64_t messages_out = 0;
+  uint64_t bytes_in = 0;
+  uint64_t bytes_out = 0;
+  uint64_t malformed_in = 0;      // refused by OnMessage
+  uint64_t full_summaries_in = 0;
+  uint64_t full_summaries_out = 0;
+  uint64_t deltas_in = 0;
+  uint64_t deltas_out = 0;
+  uint64_t resyncs_requested = 0;  // gaps or digest mismatches that asked for a full summary
+  uint64_t stale_dropped = 0;      // older versions or epochs than held
+};
+
+class GossipEngine {
+ public:
+  explicit GossipEngine(GossipOptions options);
+  ~GossipEngine();
+  GossipEngine(const GossipEngine&) = delete;
+  GossipEngine& operator=(const GossipEngine&) = delete;
+
+  // The local node's summary changed. Full: at start and whenever its geometry changes.
+  // Delta: otherwise, base_version must be the previous published version.
+  void PublishFull(const Summary& summary, int64_t now_ms);
+  void PublishDelta(const SummaryDelta& delta, int64_t now_ms);
+  // Sends pending local deltas at once instead of waiting for the gossip interval (the
+  // daemon calls this when more than a threshold of the filter changed).
+  void FlushNow(int64_t now_ms);
+
+  // One frame received on the peer endpoint. A non-OK status means the bytes were refused
+  // (malformed, oversized, wrong cluster, unknown type); nothing was changed.
+  Status OnMessage(std::string_view payload, int64_t now_ms);
+  // Time passed: heartbeats, gossip rounds, anti-entropy, failure detection.
+  void OnTick(int64_t now_ms);
+  // The earliest time OnTick has work to do.
+  int64_t NextDeadline() const;
+
+  // Replaces the seed list (SIGHUP).
+  void SetSeeds(std::vector<std::string> seeds, int64_t now_ms);
+
+  // Messages to send, in order. Moves them out.
+  std::vector<Outgoing> TakeOutgoing();
+  // Endpoints the engine no longer needs links to (the transport may close them).
+  std::vector<std::string> TakeDropped();
+
+  // Live peers (not this node) whose summary may contain the key. `key_bytes` are the key
+  // scheme's bytes (needed for imported digests, which hash differently); `hash` their
+  // IndexHasher hash. Appends to *out.
+  void WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
+              std::vector<PeerMatch>* out) const;
+
+  std::vector<PeerInfo> Peers(int64_t now_ms) const;
+  const GossipStats& stats() const;
+  // The latest summary held for a node (for `summary dump`). NotFound if none.
+  Status GetSummary(std::string_view node_id, Summary* out) const;
+
+ private:
+  class Impl;
+  Impl* impl_;
+};
+
+}  // namespace peerbloom
+
+#endif  // PEERBLOOM_GOSSIP_H_

@@ -1,0 +1,67 @@
+// SummaryBuilder: keeps a node's published summary in step with its counting filter.
+//
+// The summary is the counting filter projected onto the smallest power-of-two size whose
+// estimated false-positive rate, for the filter's current item count, meets the target
+// (SmallestLog2Bits). After every add or remove the caller passes the key's hash to Touch(),
+// which marks the key's summary positions dirty; Publish() recomputes only those positions
+// (each is the OR of the counters that fold onto it), so a publication costs O(changes), not
+// O(filter). When the item count moves the best size (with hysteresis, so it does not flap),
+// Publish() re-projects and emits a full summary of the new geometry instead of a delta.
+//
+// Thread-safety: none. The builder reads the counting filter it was given, which must outlive
+// it and must not be replaced underneath it.
+#ifndef PEERBLOOM_SUMMARY_BUILDER_H_
+#define PEERBLOOM_SUMMARY_BUILDER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "peerbloom/counting_bloom_filter.h"
+#include "peerbloom/status.h"
+#include "peerbloom/summary.h"
+
+namespace peerbloom {
+
+struct SummaryBuilderOptions {
+  std::string origin;  // this node's id
+  uint64_t epoch = 0;
+  KeyScheme key_scheme = KeyScheme::kSquidMd5;
+  // Default: 0.01. The summary's estimated false-positive rate target.
+  double target_fpr = 0.01;
+  // Default: 10. Summaries never fold below 2^min_log2_bits bits.
+  unsigned min_log2_bits = 10;
+  // Default: 0.25. Shrink only when the smaller size meets the target even with this many
+  // more items (1.25 x n), so a count hovering near a boundary does not flap.
+  double shrink_headroom = 0.25;
+};
+
+struct Publication {
+  bool changed = false;     // false: nothing to send
+  bool full = false;        // true: `summary` is a new full summary (new geometry or first)
+  SummaryDelta delta;       // when changed && !full
+  double changed_fraction = 0.0;  // flipped bits / summary bits
+};
+
+class SummaryBuilder {
+ public:
+  SummaryBuilder(const CountingBloomFilter* filter, SummaryBuilderOptions options);
+  SummaryBuilder(const SummaryBuilder&) = delete;
+  SummaryBuilder& operator=(const SummaryBuilder&) = delete;
+
+  // Marks the summary positions of a key that was just added or removed.
+  void Touch(const KeyHash& hash) noexcept;
+  // Positions touched since the last publication (an upper bound on flips).
+  uint64_t pending() const noexcept;
+  // Brings the summary up to date. The first call always yields a full summary.
+  Status Publish(Publication* out);
+  // The summary as of the last Publish().
+  const Summary& current() const noexcept;
+
+ private:
+  class Impl;
+  // (implementation-defined members)
+};
+
+}  // namespace peerbloom
+
+#endif  // PEERBLOOM_SUMMARY_BUILDER_H_
