@@ -37,10 +37,19 @@
 
 namespace peerbloom {
 
+// A peer to join through. The public key is its CurveZMQ server key (Z85, 40 chars), empty
+// when the cluster runs without CURVE.
+struct Seed {
+  std::string endpoint;
+  std::string public_key;
+  bool operator==(const Seed&) const = default;
+};
+
 struct GossipOptions {
   std::string node_id;   // REQUIRES: IsValidNodeId
   std::string endpoint;  // this node's advertised peer endpoint, e.g. "tcp://127.0.0.1:7401"
-  std::vector<std::string> seeds;  // peer endpoints to join through
+  std::string public_key;    // this node's CURVE public key (Z85), advertised to members
+  std::vector<Seed> seeds;   // peers to join through
   KeyScheme key_scheme = KeyScheme::kSquidMd5;
   // Default: 1000. Deltas go out at this period when something changed.
   int64_t gossip_interval_ms = 1000;
@@ -58,8 +67,9 @@ struct GossipOptions {
 };
 
 struct Outgoing {
-  std::string endpoint;  // where to send
-  std::string payload;   // one frame
+  std::string endpoint;    // where to send
+  std::string public_key;  // the endpoint's CURVE server key as learned (may be empty)
+  std::string payload;     // one frame
 };
 
 // One node that probably holds a key.
@@ -73,6 +83,7 @@ struct PeerMatch {
 struct PeerInfo {
   std::string node_id;
   std::string endpoint;
+  std::string public_key;
   bool alive = false;
   bool neighbour = false;  // currently linked directly
   bool imported = false;
@@ -124,7 +135,7 @@ class GossipEngine {
   int64_t NextDeadline() const;
 
   // Replaces the seed list (SIGHUP).
-  void SetSeeds(std::vector<std::string> seeds, int64_t now_ms);
+  void SetSeeds(std::vector<Seed> seeds, int64_t now_ms);
 
   // Messages to send, in order. Moves them out.
   std::vector<Outgoing> TakeOutgoing();
