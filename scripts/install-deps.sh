@@ -30,5 +30,25 @@ if [[ $(id -u) -ne 0 ]]; then
   sudo_cmd=(sudo)
 fi
 export DEBIAN_FRONTEND=noninteractive
+# Packages such as squid start a system service on install, listening on every interface.
+# peerbloom's tests start their own instances on loopback, so keep services from starting
+# during the install (policy-rc.d exit 101 = action forbidden), and restore any existing one.
+policy=/usr/sbin/policy-rc.d
+saved_policy=""
+if [[ -e $policy ]]; then
+  saved_policy=$(mktemp)
+  "${sudo_cmd[@]}" cp -p "$policy" "$saved_policy"
+fi
+restore_policy() {
+  if [[ -n $saved_policy ]]; then
+    "${sudo_cmd[@]}" mv "$saved_policy" "$policy"
+  else
+    "${sudo_cmd[@]}" rm -f "$policy"
+  fi
+}
+trap restore_policy EXIT
+printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee "$policy" >/dev/null
+"${sudo_cmd[@]}" chmod 755 "$policy"
+
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
