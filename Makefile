@@ -24,7 +24,8 @@ build: configure
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 600
 
-demo: build
+demo: configure
+	@cmake --build $(BUILD_DIR) -j$(JOBS) --target peerbloomd peerbloom_cli
 	@bash scripts/demo.sh $(BUILD_DIR)
 
 bench: build
