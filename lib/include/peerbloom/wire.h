@@ -1,0 +1,135 @@
+// Wire protocol between peerbloomd nodes: one self-describing frame per message.
+//
+// The byte layout is specified in docs/wire-protocol.md; encode and decode live in
+// lib/wire/frame_codec.cc and nowhere else. Every frame starts with the same header (magic,
+// protocol version, minimum reader version, message type, flags, cluster tag, sender) and
+// continues with a type-specific body. Summary and delta bodies carry the summary codec's
+// bytes (docs/summary-format.md) unchanged, so a relay forwards them without re-encoding.
+//
+// Versioning: a reader decodes a frame when frame.min_reader_version <= kWireVersion. A frame
+// of a newer version may append fields after the ones this reader knows (they are skipped);
+// a frame of this version must not carry trailing bytes.
+//
+// Thread-safety: all functions are pure; values are plain structs.
+#ifndef PEERBLOOM_WIRE_H_
+#define PEERBLOOM_WIRE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "peerbloom/status.h"
+
+namespace peerbloom {
+
+// Frozen constants. Never renumber, never reuse a number.
+inline constexpr char kWireMagic[4] = {'P', 'B', 'G', 'W'};
+inline constexpr uint8_t kWireVersion = 1;
+inline constexpr uint8_t kWireMinReaderVersion = 1;
+
+enum class WireType : uint8_t {
+  kDigest = 1,       // membership and anti-entropy: (origin, epoch, version, heartbeat, ...)
+  kFullSummary = 2,  // one origin's full summary (summary codec bytes)
+  kDelta = 3,        // one origin's delta (summary codec bytes)
+  kRequestFull = 4,  // "send me the full summary of these (origin, epoch)"
+  kBroadcast = 5,    // reserved: relay broadcast messages (visited-node filter + payload)
+};
+std::string_view WireTypeName(WireType type) noexcept;
+
+// Header flags. Frozen bits.
+inline constexpr uint8_t kWireFlagNeighbour = 0x01;  // the sender chose the receiver as a
+                                                     // neighbour (keeps the reverse link)
+inline constexpr uint8_t kWireKnownFlags = kWireFlagNeighbour;
+
+// Digest body flags. Frozen bits.
+inline constexpr uint8_t kDigestReplyWanted = 0x01;  // answer with your own full digest
+inline constexpr uint8_t kDigestComplete = 0x02;     // lists every member the sender knows
+
+// Sizes.
+inline constexpr size_t kMaxEndpointBytes = 255;
+inline constexpr size_t kCurveKeyZ85Bytes = 40;
+
+// The first 8 bytes (little-endian) of SHA-256("peerbloom cluster tag v1" || 0x00 || secret).
+// Frames whose tag differs from the receiver's are refused, so two clusters sharing a network
+// never mix. It names the cluster, it does not authenticate anyone (CURVE does).
+uint64_t ClusterTag(std::string_view cluster_secret);
+
+struct WireHeader {
+  uint8_t version = kWireVersion;                   // set by the encoder
+  uint8_t min_reader_version = kWireMinReaderVersion;  // set by the encoder
+  WireType type = WireType::kDigest;
+  uint8_t flags = 0;
+  uint64_t cluster_tag = 0;
+  std::string sender_id;          // IsValidNodeId
+  std::string sender_endpoint;    // 1..255 printable ASCII bytes, no spaces
+  std::string sender_public_key;  // empty or 40 Z85 characters
+  uint64_t sender_epoch = 0;      // the sender's current epoch (0 before its first summary)
+  uint64_t sender_heartbeat = 0;  // the sender's heartbeat counter: every frame is a beat
+};
+
+// One member as the sender of a digest knows it.
+struct DigestEntry {
+  std::string origin;  // IsValidNodeId
+  uint64_t epoch = 0;
+  uint64_t heartbeat = 0;
+  bool alive = false;            // the sender currently considers it alive
+  bool has_summary = false;      // the sender holds a summary of it
+  uint64_t version = 0;          // when has_summary
+  uint64_t filter_digest = 0;    // when has_summary: FilterDigest of the held summary
+  bool has_contact = false;      // endpoint and public key follow
+  std::string endpoint;          // when has_contact
+  std::string public_key;        // when has_contact: empty or 40 Z85 characters
+  bool operator==(const DigestEntry&) const = default;
+};
+
+struct DigestBody {
+  uint8_t flags = 0;  // kDigestReplyWanted | kDigestComplete
+  std::vector<DigestEntry> entries;
+  bool operator==(const DigestBody&) const = default;
+};
+
+struct FullRequest {
+  std::string origin;
+  uint64_t epoch = 0;
+  bool operator==(const FullRequest&) const = default;
+};
+
+// A decoded frame. `summary_bytes` points into the decoded input and is valid only while it
+// lives.
+struct WireFrame {
+  WireHeader header;
+  DigestBody digest;                  // kDigest
+  std::string_view summary_bytes;     // kFullSummary, kDelta: summary codec bytes
+  std::vector<FullRequest> requests;  // kRequestFull
+};
+
+// Caps that bound decoding of untrusted bytes.
+struct WireLimits {
+  // Default: 64 MiB + 64 KiB (the summary codec's default cap plus room for the header).
+  size_t max_frame_bytes = (size_t{64} << 20) + (size_t{64} << 10);
+  // Default: 4096. Digest entries and full-summary requests per frame.
+  size_t max_entries = 4096;
+};
+
+// Encoders validate every field they write (InvalidArgument otherwise) and replace *out.
+// The header's type is set by each encoder; version fields are always the current ones.
+Status EncodeDigestFrame(const WireHeader& header, const DigestBody& body, std::string* out);
+// type: kFullSummary or kDelta.
+Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_view codec_bytes,
+                          std::string* out);
+Status EncodeRequestFullFrame(const WireHeader& header, const std::vector<FullRequest>& requests,
+                              std::string* out);
+
+// Decodes one frame. Corruption for malformed bytes, NotSupported for an unknown message type
+// or a frame that needs a newer reader, ResourceExhausted for frames or lists over the limits.
+Status DecodeFrame(std::string_view frame, const WireLimits& limits, WireFrame* out);
+
+// Checks used by the encoder and the decoder.
+bool IsValidEndpoint(std::string_view endpoint) noexcept;
+bool IsValidPublicKey(std::string_view key) noexcept;  // empty or 40 Z85 characters
+
+}  // namespace peerbloom
+
+#endif  // PEERBLOOM_WIRE_H_

@@ -1,0 +1,296 @@
+// Encode and decode of peer frames. docs/wire-protocol.md is the specification; the layout
+// comments below name its fields in order.
+#include <string>
+
+#include "lib/wire/byte_io.h"
+#include "peerbloom/summary.h"
+#include "peerbloom/wire.h"
+
+namespace peerbloom {
+namespace {
+
+using wire_internal::PutStr8;
+using wire_internal::PutU32;
+using wire_internal::PutU64;
+using wire_internal::PutU8;
+using wire_internal::PutVarint;
+using wire_internal::Reader;
+
+constexpr uint8_t kEntryAlive = 0x01;
+constexpr uint8_t kEntryHasSummary = 0x02;
+constexpr uint8_t kEntryHasContact = 0x04;
+constexpr uint8_t kEntryKnownFlags = kEntryAlive | kEntryHasSummary | kEntryHasContact;
+constexpr uint8_t kDigestKnownFlags = kDigestReplyWanted | kDigestComplete;
+
+Status Truncated(std::string_view field) {
+  return Status::Corruption("frame truncated in '" + std::string(field) + "'");
+}
+
+Status CheckNodeId(std::string_view id, std::string_view field) {
+  if (IsValidNodeId(id)) return Status::Ok();
+  return Status::InvalidArgument("invalid node id in '" + std::string(field) + "'");
+}
+
+Status ValidateHeader(const WireHeader& h) {
+  PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(h.sender_id, "sender id"));
+  if (!IsValidEndpoint(h.sender_endpoint)) {
+    return Status::InvalidArgument("invalid sender endpoint '" + h.sender_endpoint + "'");
+  }
+  if (!IsValidPublicKey(h.sender_public_key)) {
+    return Status::InvalidArgument("invalid sender public key");
+  }
+  if ((h.flags & ~kWireKnownFlags) != 0) {
+    return Status::InvalidArgument("unknown header flags '" + std::to_string(h.flags) + "'");
+  }
+  return Status::Ok();
+}
+
+// magic[4] version min_reader type flags cluster_tag:u64 sender_id:str8 endpoint:str8
+// public_key:str8 sender_epoch:u64 sender_heartbeat:u64
+void AppendHeader(const WireHeader& h, WireType type, std::string* out) {
+  out->clear();
+  out->append(kWireMagic, sizeof(kWireMagic));
+  PutU8(out, kWireVersion);
+  PutU8(out, kWireMinReaderVersion);
+  PutU8(out, static_cast<uint8_t>(type));
+  PutU8(out, h.flags);
+  PutU64(out, h.cluster_tag);
+  PutStr8(out, h.sender_id);
+  PutStr8(out, h.sender_endpoint);
+  PutStr8(out, h.sender_public_key);
+  PutU64(out, h.sender_epoch);
+  PutU64(out, h.sender_heartbeat);
+}
+
+Status ValidateEntry(const DigestEntry& e) {
+  PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(e.origin, "digest origin"));
+  if (e.has_contact && (!IsValidEndpoint(e.endpoint) || !IsValidPublicKey(e.public_key))) {
+    return Status::InvalidArgument("invalid contact of digest origin '" + e.origin + "'");
+  }
+  return Status::Ok();
+}
+
+// origin:str8 flags:u8 epoch:varint heartbeat:varint
+// [version:varint filter_digest:u64] [endpoint:str8 public_key:str8]
+void AppendEntry(const DigestEntry& e, std::string* out) {
+  PutStr8(out, e.origin);
+  uint8_t flags = 0;
+  if (e.alive) flags |= kEntryAlive;
+  if (e.has_summary) flags |= kEntryHasSummary;
+  if (e.has_contact) flags |= kEntryHasContact;
+  PutU8(out, flags);
+  PutVarint(out, e.epoch);
+  PutVarint(out, e.heartbeat);
+  if (e.has_summary) {
+    PutVarint(out, e.version);
+    PutU64(out, e.filter_digest);
+  }
+  if (e.has_contact) {
+    PutStr8(out, e.endpoint);
+    PutStr8(out, e.public_key);
+  }
+}
+
+Status DecodeHeader(Reader* r, WireHeader* h) {
+  std::string_view magic;
+  if (!r->Bytes(sizeof(kWireMagic), &magic)) return Truncated("magic");
+  if (magic != std::string_view(kWireMagic, sizeof(kWireMagic))) {
+    return Status::Corruption("bad frame magic");
+  }
+  uint8_t type = 0;
+  if (!r->U8(&h->version) || !r->U8(&h->min_reader_version)) return Truncated("version");
+  if (h->min_reader_version == 0 || h->min_reader_version > h->version) {
+    return Status::Corruption("bad frame version '" + std::to_string(h->version) +
+                              "' with minimum reader '" +
+                              std::to_string(h->min_reader_version) + "'");
+  }
+  if (h->min_reader_version > kWireVersion) {
+    return Status::NotSupported("frame needs reader version '" +
+                                std::to_string(h->min_reader_version) + "', this is '" +
+                                std::to_string(kWireVersion) + "'");
+  }
+  if (!r->U8(&type) || !r->U8(&h->flags)) return Truncated("type");
+  h->type = static_cast<WireType>(type);
+  if (!r->U64(&h->cluster_tag)) return Truncated("cluster tag");
+  if (!r->Str8(&h->sender_id)) return Truncated("sender id");
+  if (!r->Str8(&h->sender_endpoint)) return Truncated("sender endpoint");
+  if (!r->Str8(&h->sender_public_key)) return Truncated("sender public key");
+  if (!r->U64(&h->sender_epoch)) return Truncated("sender epoch");
+  if (!r->U64(&h->sender_heartbeat)) return Truncated("sender heartbeat");
+  // A newer writer may define more flags; this version's writers must not set them.
+  if (h->version <= kWireVersion && (h->flags & ~kWireKnownFlags) != 0) {
+    return Status::Corruption("unknown header flags '" + std::to_string(h->flags) + "'");
+  }
+  if (!IsValidNodeId(h->sender_id)) return Status::Corruption("invalid sender id");
+  if (!IsValidEndpoint(h->sender_endpoint)) return Status::Corruption("invalid sender endpoint");
+  if (!IsValidPublicKey(h->sender_public_key)) {
+    return Status::Corruption("invalid sender public key");
+  }
+  return Status::Ok();
+}
+
+Status DecodeEntry(Reader* r, DigestEntry* e) {
+  uint8_t flags = 0;
+  if (!r->Str8(&e->origin)) return Truncated("digest origin");
+  if (!IsValidNodeId(e->origin)) return Status::Corruption("invalid digest origin");
+  if (!r->U8(&flags)) return Truncated("digest entry flags");
+  if ((flags & ~kEntryKnownFlags) != 0) {
+    return Status::Corruption("unknown digest entry flags '" + std::to_string(flags) + "'");
+  }
+  e->alive = (flags & kEntryAlive) != 0;
+  e->has_summary = (flags & kEntryHasSummary) != 0;
+  e->has_contact = (flags & kEntryHasContact) != 0;
+  if (!r->Varint(&e->epoch)) return Truncated("digest epoch");
+  if (!r->Varint(&e->heartbeat)) return Truncated("digest heartbeat");
+  if (e->has_summary) {
+    if (!r->Varint(&e->version)) return Truncated("digest version");
+    if (!r->U64(&e->filter_digest)) return Truncated("digest filter digest");
+  }
+  if (e->has_contact) {
+    if (!r->Str8(&e->endpoint)) return Truncated("digest endpoint");
+    if (!r->Str8(&e->public_key)) return Truncated("digest public key");
+    if (!IsValidEndpoint(e->endpoint) || !IsValidPublicKey(e->public_key)) {
+      return Status::Corruption("invalid contact of digest origin '" + e->origin + "'");
+    }
+  }
+  return Status::Ok();
+}
+
+Status DecodeCount(Reader* r, const WireLimits& limits, std::string_view field, size_t* n) {
+  uint64_t count = 0;
+  if (!r->Varint(&count)) return Truncated(field);
+  if (count > limits.max_entries) {
+    return Status::ResourceExhausted(std::string(field) + " '" + std::to_string(count) +
+                                     "' exceeds the limit '" +
+                                     std::to_string(limits.max_entries) + "'");
+  }
+  // Each entry takes at least 2 bytes: a count larger than the rest is a lie.
+  if (count > r->remaining() / 2) return Truncated(field);
+  *n = static_cast<size_t>(count);
+  return Status::Ok();
+}
+
+Status DecodeDigestBody(Reader* r, const WireLimits& limits, DigestBody* body) {
+  if (!r->U8(&body->flags)) return Truncated("digest flags");
+  if ((body->flags & ~kDigestKnownFlags) != 0) {
+    return Status::Corruption("unknown digest flags '" + std::to_string(body->flags) + "'");
+  }
+  size_t n = 0;
+  PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "digest entry count", &n));
+  body->entries.resize(n);
+  for (auto& e : body->entries) PEERBLOOM_RETURN_IF_ERROR(DecodeEntry(r, &e));
+  return Status::Ok();
+}
+
+Status DecodeRequests(Reader* r, const WireLimits& limits, std::vector<FullRequest>* out) {
+  size_t n = 0;
+  PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "request count", &n));
+  out->resize(n);
+  for (auto& q : *out) {
+    if (!r->Str8(&q.origin)) return Truncated("request origin");
+    if (!IsValidNodeId(q.origin)) return Status::Corruption("invalid request origin");
+    if (!r->Varint(&q.epoch)) return Truncated("request epoch");
+  }
+  return Status::Ok();
+}
+
+Status DecodeBody(Reader* r, const WireLimits& limits, WireFrame* out) {
+  switch (out->header.type) {
+    case WireType::kDigest:
+      return DecodeDigestBody(r, limits, &out->digest);
+    case WireType::kFullSummary:
+    case WireType::kDelta: {
+      uint32_t len = 0;
+      if (!r->U32(&len)) return Truncated("summary length");
+      if (len == 0) return Status::Corruption("empty summary body");
+      if (!r->Bytes(len, &out->summary_bytes)) return Truncated("summary body");
+      return Status::Ok();
+    }
+    case WireType::kRequestFull:
+      return DecodeRequests(r, limits, &out->requests);
+    case WireType::kBroadcast:
+      return Status::NotSupported("broadcast frames are not supported yet");
+  }
+  return Status::NotSupported("unknown message type '" +
+                              std::to_string(static_cast<unsigned>(out->header.type)) + "'");
+}
+
+}  // namespace
+
+std::string_view WireTypeName(WireType type) noexcept {
+  switch (type) {
+    case WireType::kDigest:
+      return "digest";
+    case WireType::kFullSummary:
+      return "full-summary";
+    case WireType::kDelta:
+      return "delta";
+    case WireType::kRequestFull:
+      return "request-full";
+    case WireType::kBroadcast:
+      return "broadcast";
+  }
+  return "unknown";
+}
+
+Status EncodeDigestFrame(const WireHeader& header, const DigestBody& body, std::string* out) {
+  PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
+  if ((body.flags & ~kDigestKnownFlags) != 0) {
+    return Status::InvalidArgument("unknown digest flags '" + std::to_string(body.flags) + "'");
+  }
+  for (const auto& e : body.entries) PEERBLOOM_RETURN_IF_ERROR(ValidateEntry(e));
+  AppendHeader(header, WireType::kDigest, out);
+  PutU8(out, body.flags);
+  PutVarint(out, body.entries.size());
+  for (const auto& e : body.entries) AppendEntry(e, out);
+  return Status::Ok();
+}
+
+Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_view codec_bytes,
+                          std::string* out) {
+  PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
+  if (type != WireType::kFullSummary && type != WireType::kDelta) {
+    return Status::InvalidArgument("summary frame of type '" + std::string(WireTypeName(type)) +
+                                   "'");
+  }
+  if (codec_bytes.empty() || codec_bytes.size() > UINT32_MAX) {
+    return Status::InvalidArgument("summary body of '" + std::to_string(codec_bytes.size()) +
+                                   "' bytes");
+  }
+  AppendHeader(header, type, out);
+  PutU32(out, static_cast<uint32_t>(codec_bytes.size()));
+  out->append(codec_bytes);
+  return Status::Ok();
+}
+
+Status EncodeRequestFullFrame(const WireHeader& header, const std::vector<FullRequest>& requests,
+                              std::string* out) {
+  PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
+  for (const auto& q : requests) PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(q.origin, "request"));
+  AppendHeader(header, WireType::kRequestFull, out);
+  PutVarint(out, requests.size());
+  for (const auto& q : requests) {
+    PutStr8(out, q.origin);
+    PutVarint(out, q.epoch);
+  }
+  return Status::Ok();
+}
+
+Status DecodeFrame(std::string_view frame, const WireLimits& limits, WireFrame* out) {
+  if (frame.size() > limits.max_frame_bytes) {
+    return Status::ResourceExhausted("frame of '" + std::to_string(frame.size()) +
+                                     "' bytes exceeds the limit '" +
+                                     std::to_string(limits.max_frame_bytes) + "'");
+  }
+  *out = WireFrame();
+  Reader r(frame);
+  PEERBLOOM_RETURN_IF_ERROR(DecodeHeader(&r, &out->header));
+  PEERBLOOM_RETURN_IF_ERROR(DecodeBody(&r, limits, out));
+  if (r.remaining() != 0 && out->header.version <= kWireVersion) {
+    return Status::Corruption("'" + std::to_string(r.remaining()) +
+                              "' trailing bytes after the frame body");
+  }
+  return Status::Ok();
+}
+
+}  // namespace peerbloom
