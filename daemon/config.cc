@@ -1,0 +1,440 @@
+// Config parsing: a table of known keys, each with a setter that checks its value. Cross-key
+// checks (advertise vs listen, control locality, derived paths) run once all keys are read.
+#include "daemon/config.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "peerbloom/summary.h"
+
+namespace peerbloom::daemon {
+namespace {
+
+constexpr int64_t kMaxDurationMs = int64_t{24} * 3600 * 1000;
+constexpr uint64_t kMaxCapacity = uint64_t{1} << 32;
+
+class Parser {
+ public:
+  Parser(const std::string& path, Config* config) : path_(path), c_(config) {}
+
+  Status Parse(const toml::table& root);
+
+ private:
+  using Setter = std::function<Status(const toml::node&)>;
+
+  Status Error(const toml::node& node, const std::string& what) const {
+    return At(node.source().begin.line, what);
+  }
+  Status At(uint32_t line, const std::string& what) const {
+    return Status::InvalidArgument(path_ + ":" + std::to_string(line) + ": " + what);
+  }
+
+  Status String(const toml::node& n, std::string_view key, std::string* out) const;
+  Status Bool(const toml::node& n, std::string_view key, bool* out) const;
+  Status Int(const toml::node& n, std::string_view key, int64_t lo, int64_t hi,
+             int64_t* out) const;
+  Status Fraction(const toml::node& n, std::string_view key, double lo, double hi,
+                  double* out) const;
+  Status Duration(const toml::node& n, std::string_view key, int64_t lo, int64_t* out) const;
+  Status Endpoint(const toml::node& n, std::string_view key, bool allow_port0,
+                  std::string* out) const;
+  Status Seeds(const toml::node& n);
+  Status Feeds(const toml::node& n);
+  Status Finish(const toml::table& root);
+  std::map<std::string, Setter, std::less<>> Setters();
+
+  std::string path_;
+  Config* c_;
+};
+
+Status Parser::String(const toml::node& n, std::string_view key, std::string* out) const {
+  if (!n.is_string()) return Error(n, "'" + std::string(key) + "' must be a string");
+  *out = *n.value<std::string>();
+  return Status::Ok();
+}
+
+Status Parser::Bool(const toml::node& n, std::string_view key, bool* out) const {
+  if (!n.is_boolean()) return Error(n, "'" + std::string(key) + "' must be true or false");
+  *out = *n.value<bool>();
+  return Status::Ok();
+}
+
+Status Parser::Int(const toml::node& n, std::string_view key, int64_t lo, int64_t hi,
+                   int64_t* out) const {
+  if (!n.is_integer()) return Error(n, "'" + std::string(key) + "' must be an integer");
+  const int64_t v = *n.value<int64_t>();
+  if (v < lo || v > hi) {
+    return Error(n, "'" + std::string(key) + "' must be between '" + std::to_string(lo) +
+                        "' and '" + std::to_string(hi) + "', got '" + std::to_string(v) + "'");
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+Status Parser::Fraction(const toml::node& n, std::string_view key, double lo, double hi,
+                        double* out) const {
+  if (!n.is_floating_point()) {
+    return Error(n, "'" + std::string(key) + "' must be a number like 0.01");
+  }
+  const double v = *n.value<double>();
+  if (!(v > lo && v <= hi)) {
+    std::ostringstream msg;
+    msg << "'" << key << "' must be in (" << lo << ", " << hi << "], got '" << v << "'";
+    return Error(n, msg.str());
+  }
+  *out = v;
+  return Status::Ok();
+}
+
+Status Parser::Duration(const toml::node& n, std::string_view key, int64_t lo,
+                        int64_t* out) const {
+  int64_t ms = 0;
+  if (n.is_integer()) {
+    ms = *n.value<int64_t>();
+  } else if (!n.is_string() || !ParseDuration(*n.value<std::string>(), &ms)) {
+    return Error(n, "'" + std::string(key) +
+                        "' must be a duration like \"250ms\", \"2s\" or \"5m\" (or integer ms)");
+  }
+  if (ms < lo || ms > kMaxDurationMs) {
+    return Error(n, "'" + std::string(key) + "' must be between '" + std::to_string(lo) +
+                        "ms' and '24h', got '" + std::to_string(ms) + "ms'");
+  }
+  *out = ms;
+  return Status::Ok();
+}
+
+Status Parser::Endpoint(const toml::node& n, std::string_view key, bool allow_port0,
+                        std::string* out) const {
+  PEERBLOOM_RETURN_IF_ERROR(String(n, key, out));
+  std::string host;
+  int port = 0;
+  if (!ParseTcpEndpoint(*out, &host, &port)) {
+    return Error(n, "'" + std::string(key) + "' must look like 'tcp://HOST:PORT', got '" +
+                        *out + "'");
+  }
+  if (port == 0 && !allow_port0) {
+    return Error(n, "'" + std::string(key) + "' needs a port other than '0', got '" + *out +
+                        "'");
+  }
+  return Status::Ok();
+}
+
+Status Parser::Seeds(const toml::node& n) {
+  const toml::array* arr = n.as_array();
+  if (arr == nullptr) return Error(n, "'seeds' must be an array of tables ([[seeds]])");
+  c_->seeds.clear();
+  for (const toml::node& item : *arr) {
+    const toml::table* t = item.as_table();
+    if (t == nullptr) return Error(item, "each seed must be a table with 'endpoint'");
+    Seed seed;
+    bool has_endpoint = false;
+    for (auto&& [k, v] : *t) {
+      if (k.str() == "endpoint") {
+        PEERBLOOM_RETURN_IF_ERROR(Endpoint(v, "seeds.endpoint", false, &seed.endpoint));
+        has_endpoint = true;
+      } else if (k.str() == "public_key") {
+        PEERBLOOM_RETURN_IF_ERROR(String(v, "seeds.public_key", &seed.public_key));
+        if (seed.public_key.size() != 40) {
+          return Error(v, "'seeds.public_key' must be a 40-character Z85 key, got '" +
+                              seed.public_key + "'");
+        }
+      } else {
+        return At(k.source().begin.line, "unknown key 'seeds." + std::string(k.str()) + "'");
+      }
+    }
+    if (!has_endpoint) return Error(item, "seed without 'endpoint'");
+    c_->seeds.push_back(std::move(seed));
+  }
+  return Status::Ok();
+}
+
+Status Parser::Feeds(const toml::node& n) {
+  const toml::array* arr = n.as_array();
+  if (arr == nullptr) return Error(n, "'feeds' must be an array of tables ([[feeds]])");
+  c_->feeds.clear();
+  for (const toml::node& item : *arr) {
+    const toml::table* t = item.as_table();
+    if (t == nullptr) return Error(item, "each feed must be a table with 'path'");
+    FeedConfig feed;
+    for (auto&& [k, v] : *t) {
+      if (k.str() == "path") {
+        PEERBLOOM_RETURN_IF_ERROR(String(v, "feeds.path", &feed.path));
+        if (feed.path.empty()) return Error(v, "'feeds.path' must not be empty");
+      } else if (k.str() == "format") {
+        PEERBLOOM_RETURN_IF_ERROR(String(v, "feeds.format", &feed.format));
+        if (feed.format != "line") {
+          return Error(v, "'feeds.format' must be 'line', got '" + feed.format + "'");
+        }
+      } else if (k.str() == "start_at_end") {
+        PEERBLOOM_RETURN_IF_ERROR(Bool(v, "feeds.start_at_end", &feed.start_at_end));
+      } else {
+        return At(k.source().begin.line, "unknown key 'feeds." + std::string(k.str()) + "'");
+      }
+    }
+    if (feed.path.empty()) return Error(item, "feed without 'path'");
+    c_->feeds.push_back(std::move(feed));
+  }
+  return Status::Ok();
+}
+
+std::map<std::string, Parser::Setter, std::less<>> Parser::Setters() {
+  Config* c = c_;
+  auto duration = [this](std::string_view key, int64_t lo, int64_t* out) {
+    return [this, key, lo, out](const toml::node& n) { return Duration(n, key, lo, out); };
+  };
+  return {
+      {"node_id",
+       [this, c](const toml::node& n) {
+         PEERBLOOM_RETURN_IF_ERROR(String(n, "node_id", &c->node_id));
+         if (!IsValidNodeId(c->node_id)) {
+           return Error(n, "'node_id' must be 1-64 characters of [A-Za-z0-9._:-], got '" +
+                               c->node_id + "'");
+         }
+         return Status::Ok();
+       }},
+      {"listen", [this, c](const toml::node& n) { return Endpoint(n, "listen", true, &c->listen); }},
+      {"advertise",
+       [this, c](const toml::node& n) { return Endpoint(n, "advertise", false, &c->advertise); }},
+      {"seeds", [this](const toml::node& n) { return Seeds(n); }},
+      {"cluster_secret",
+       [this, c](const toml::node& n) { return String(n, "cluster_secret", &c->cluster_secret); }},
+      {"key_scheme",
+       [this, c](const toml::node& n) {
+         std::string name;
+         PEERBLOOM_RETURN_IF_ERROR(String(n, "key_scheme", &name));
+         auto scheme = ParseKeyScheme(name);
+         if (!scheme) {
+           return Error(n, "'key_scheme' must be 'squid-md5' or 'raw', got '" + name + "'");
+         }
+         c->key_scheme = *scheme;
+         return Status::Ok();
+       }},
+      {"capacity",
+       [this, c](const toml::node& n) {
+         int64_t v = 0;
+         PEERBLOOM_RETURN_IF_ERROR(Int(n, "capacity", 1, int64_t{kMaxCapacity}, &v));
+         c->capacity = static_cast<uint64_t>(v);
+         return Status::Ok();
+       }},
+      {"profile",
+       [this, c](const toml::node& n) {
+         std::string name;
+         PEERBLOOM_RETURN_IF_ERROR(String(n, "profile", &name));
+         auto profile = ParseProfile(name);
+         if (!profile) {
+           return Error(n, "'profile' must be 'memory-lean', 'balanced' or 'wire-lean', got '" +
+                               name + "'");
+         }
+         c->profile = *profile;
+         return Status::Ok();
+       }},
+      {"target_fpr",
+       [this, c](const toml::node& n) { return Fraction(n, "target_fpr", 0, 0.5, &c->target_fpr); }},
+      {"gossip_interval", duration("gossip_interval", 10, &c->gossip_interval_ms)},
+      {"failure_timeout", duration("failure_timeout", 50, &c->failure_timeout_ms)},
+      {"anti_entropy_interval", duration("anti_entropy_interval", 10, &c->anti_entropy_interval_ms)},
+      {"fanout",
+       [this, c](const toml::node& n) {
+         int64_t v = 0;
+         PEERBLOOM_RETURN_IF_ERROR(Int(n, "fanout", 1, 64, &v));
+         c->fanout = static_cast<unsigned>(v);
+         return Status::Ok();
+       }},
+      {"publish_threshold",
+       [this, c](const toml::node& n) {
+         return Fraction(n, "publish_threshold", 0, 1, &c->publish_threshold);
+       }},
+      {"data_dir",
+       [this, c](const toml::node& n) {
+         PEERBLOOM_RETURN_IF_ERROR(String(n, "data_dir", &c->data_dir));
+         if (c->data_dir.empty()) return Error(n, "'data_dir' must not be empty");
+         return Status::Ok();
+       }},
+      {"control", [this, c](const toml::node& n) { return String(n, "control", &c->control); }},
+      {"allow_remote_control",
+       [this, c](const toml::node& n) {
+         return Bool(n, "allow_remote_control", &c->allow_remote_control);
+       }},
+      {"log_level",
+       [this, c](const toml::node& n) {
+         PEERBLOOM_RETURN_IF_ERROR(String(n, "log_level", &c->log_level));
+         static const char* kLevels[] = {"trace", "debug", "info", "warn",
+                                         "error", "critical", "off"};
+         for (const char* level : kLevels) {
+           if (c->log_level == level) return Status::Ok();
+         }
+         return Error(n, "'log_level' must be one of trace, debug, info, warn, error, "
+                         "critical, off, got '" + c->log_level + "'");
+       }},
+      {"log_file", [this, c](const toml::node& n) { return String(n, "log_file", &c->log_file); }},
+      {"curve", [this, c](const toml::node& n) { return Bool(n, "curve", &c->curve); }},
+      {"key_file", [this, c](const toml::node& n) { return String(n, "key_file", &c->key_file); }},
+      {"authorized_keys",
+       [this, c](const toml::node& n) {
+         return String(n, "authorized_keys", &c->authorized_keys);
+       }},
+      {"feeds", [this](const toml::node& n) { return Feeds(n); }},
+      {"snapshot_interval", duration("snapshot_interval", 0, &c->snapshot_interval_ms)},
+      {"max_message_bytes",
+       [this, c](const toml::node& n) {
+         return Int(n, "max_message_bytes", 4096, int64_t{1} << 30, &c->max_message_bytes);
+       }},
+      {"send_queue_limit",
+       [this, c](const toml::node& n) {
+         int64_t v = 0;
+         PEERBLOOM_RETURN_IF_ERROR(Int(n, "send_queue_limit", 1, 1000000, &v));
+         c->send_queue_limit = static_cast<int>(v);
+         return Status::Ok();
+       }},
+      {"link_heartbeat_interval",
+       duration("link_heartbeat_interval", 0, &c->link_heartbeat_interval_ms)},
+      {"link_heartbeat_timeout",
+       duration("link_heartbeat_timeout", 100, &c->link_heartbeat_timeout_ms)},
+  };
+}
+
+Status Parser::Parse(const toml::table& root) {
+  const auto setters = Setters();
+  for (auto&& [k, v] : root) {
+    auto it = setters.find(k.str());
+    if (it == setters.end()) {
+      return At(k.source().begin.line, "unknown key '" + std::string(k.str()) + "'");
+    }
+    PEERBLOOM_RETURN_IF_ERROR(it->second(v));
+  }
+  return Finish(root);
+}
+
+Status Parser::Finish(const toml::table& root) {
+  for (const char* required : {"node_id", "listen", "data_dir"}) {
+    if (!root.contains(required)) {
+      return At(1, "missing required key '" + std::string(required) + "'");
+    }
+  }
+  std::string host;
+  int port = 0;
+  (void)ParseTcpEndpoint(c_->listen, &host, &port);
+  if (c_->advertise.empty() && (host == "0.0.0.0" || host == "*" || host == "[::]")) {
+    return Error(*root.get("listen"),
+                 "'advertise' is required when 'listen' binds a wildcard address");
+  }
+  if (c_->control.empty()) c_->control = "ipc://" + c_->data_dir + "/control.sock";
+  const auto ctl_line = root.contains("control") ? root.get("control")->source().begin.line : 1;
+  if (c_->control.rfind("ipc://", 0) == 0) {
+    // sockaddr_un.sun_path holds 107 characters plus the terminating zero.
+    if (c_->control.size() - 6 > 107) {
+      return At(ctl_line, "control socket path is longer than 107 characters: '" +
+                              c_->control.substr(6) + "' (set 'control' or a shorter 'data_dir')");
+    }
+  } else if (ParseTcpEndpoint(c_->control, &host, &port)) {
+    if (port == 0) return At(ctl_line, "'control' needs a port other than '0'");
+    if (!IsLoopbackHost(host) && !c_->allow_remote_control) {
+      return At(ctl_line, "'control' endpoint '" + c_->control +
+                              "' is not loopback; set 'allow_remote_control = true' to allow it");
+    }
+  } else {
+    return At(ctl_line, "'control' must be 'ipc://PATH' or 'tcp://HOST:PORT', got '" +
+                            c_->control + "'");
+  }
+  if (c_->key_file.empty()) c_->key_file = c_->data_dir + "/node.key";
+  if (c_->log_file.empty()) c_->log_file = c_->data_dir + "/peerbloomd.log";
+  if (c_->link_heartbeat_interval_ms > 0 &&
+      c_->link_heartbeat_timeout_ms < c_->link_heartbeat_interval_ms) {
+    return At(root.contains("link_heartbeat_timeout")
+                  ? root.get("link_heartbeat_timeout")->source().begin.line
+                  : 1,
+              "'link_heartbeat_timeout' must be at least 'link_heartbeat_interval'");
+  }
+  Geometry geometry;
+  Status s = ChooseGeometry(c_->profile, c_->capacity, c_->target_fpr, &geometry);
+  if (!s.ok()) {
+    return At(root.contains("capacity") ? root.get("capacity")->source().begin.line : 1,
+              "filter geometry: " + s.message());
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool ParseTcpEndpoint(std::string_view endpoint, std::string* host, int* port) {
+  constexpr std::string_view kPrefix = "tcp://";
+  if (endpoint.substr(0, kPrefix.size()) != kPrefix) return false;
+  std::string_view rest = endpoint.substr(kPrefix.size());
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size()) return false;
+  std::string_view port_text = rest.substr(colon + 1);
+  if (port_text.size() > 5) return false;
+  int value = 0;
+  for (char ch : port_text) {
+    if (ch < '0' || ch > '9') return false;
+    value = value * 10 + (ch - '0');
+  }
+  if (value > 65535) return false;
+  *host = std::string(rest.substr(0, colon));
+  *port = value;
+  return true;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  return host == "localhost" || host == "[::1]" || host.substr(0, 4) == "127.";
+}
+
+bool ParseDuration(std::string_view text, int64_t* ms) {
+  size_t digits = 0;
+  int64_t value = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    if (value > kMaxDurationMs) return false;
+    value = value * 10 + (text[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return false;
+  const std::string_view unit = text.substr(digits);
+  int64_t scale = 0;
+  if (unit == "ms") {
+    scale = 1;
+  } else if (unit == "s") {
+    scale = 1000;
+  } else if (unit == "m") {
+    scale = 60 * 1000;
+  } else if (unit == "h") {
+    scale = 3600 * 1000;
+  } else {
+    return false;
+  }
+  if (value > kMaxDurationMs / scale + 1) return false;
+  *ms = value * scale;
+  return true;
+}
+
+Status ParseConfig(std::string_view text, const std::string& path, Config* out) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return Status::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
+                                   std::string(e.description()));
+  }
+  Config config;
+  config.source_path = path;
+  Parser parser(path, &config);
+  PEERBLOOM_RETURN_IF_ERROR(parser.Parse(root));
+  *out = std::move(config);
+  return Status::Ok();
+}
+
+Status LoadConfig(const std::string& path, Config* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(path + ": cannot open config file: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::IOError(path + ": cannot read config file");
+  return ParseConfig(text.str(), path, out);
+}
+
+}  // namespace peerbloom::daemon

@@ -1,0 +1,117 @@
+// Config: everything peerbloomd reads from its TOML file, with defaults and checks.
+//
+// docs/config.md documents every key (default, accepted values, check). Unknown keys are
+// errors so a typo never silently falls back to a default. Every error message starts with
+// "<file>:<line>:" where <line> is the line of the offending key (line 1 for a missing one).
+//
+// A plain struct: each field says its default; LoadConfig() is the one validating function.
+#ifndef PEERBLOOM_DAEMON_CONFIG_H_
+#define PEERBLOOM_DAEMON_CONFIG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "peerbloom/gossip.h"
+#include "peerbloom/key_scheme.h"
+#include "peerbloom/params.h"
+#include "peerbloom/status.h"
+
+namespace peerbloom::daemon {
+
+// One line feed: a file (followed like `tail -F`) or a FIFO, holding `+ KEY`, `- KEY` and
+// bare URL lines (docs/operations.md).
+struct FeedConfig {
+  std::string path;
+  // Default: "line". The only format so far.
+  std::string format = "line";
+  // Default: false. For a regular file: start at the end on first sight instead of the start.
+  bool start_at_end = false;
+};
+
+struct Config {
+  std::string source_path;  // the file this came from, for messages and reloads
+
+  // Required. 1..64 bytes of [A-Za-z0-9._:-].
+  std::string node_id;
+  // Required. The peer endpoint to bind, "tcp://HOST:PORT"; port 0 lets the OS choose.
+  std::string listen;
+  // Default: listen (after binding, so port 0 advertises the chosen port).
+  std::string advertise;
+  // Default: none. Peers to join through.
+  std::vector<Seed> seeds;
+  // Default: "". Keys the index hash and derives the wire cluster tag.
+  std::string cluster_secret;
+  // Default: kSquidMd5.
+  KeyScheme key_scheme = KeyScheme::kSquidMd5;
+
+  // Default: 1000000. Keys the counting filter is sized for.
+  uint64_t capacity = 1000000;
+  // Default: kBalanced.
+  Profile profile = Profile::kBalanced;
+  // Default: 0.01. Local false-positive target at capacity, also the summary target.
+  double target_fpr = 0.01;
+
+  // Default: 1000.
+  int64_t gossip_interval_ms = 1000;
+  // Default: 10000.
+  int64_t failure_timeout_ms = 10000;
+  // Default: 5000.
+  int64_t anti_entropy_interval_ms = 5000;
+  // Default: 4.
+  unsigned fanout = 4;
+  // Default: 0.05. Publish at once when pending positions exceed this fraction of the
+  // summary's bits instead of waiting for the gossip interval.
+  double publish_threshold = 0.05;
+
+  // Required. Snapshots, the default control socket and key files live here.
+  std::string data_dir;
+  // Default: "ipc://<data_dir>/control.sock".
+  std::string control;
+  // Default: false. Whether `control` may be a non-loopback tcp endpoint.
+  bool allow_remote_control = false;
+  // Default: "info". One of trace, debug, info, warn, error, critical, off.
+  std::string log_level = "info";
+  // Default: "<data_dir>/peerbloomd.log". Used when not running with --foreground.
+  std::string log_file;
+
+  // Default: true. false sends everything in plaintext: unsafe except on loopback.
+  bool curve = true;
+  // Default: "<data_dir>/node.key". Written by `peerbloom keygen`.
+  std::string key_file;
+  // Default: "" (only seed keys are admitted). One Z85 public key per line.
+  std::string authorized_keys;
+
+  // Default: none.
+  std::vector<FeedConfig> feeds;
+  // Default: 60000. 0 disables periodic snapshots (one is still taken on stop).
+  int64_t snapshot_interval_ms = 60000;
+
+  // Default: 67108864 (64 MiB). Largest peer frame accepted (ZMQ_MAXMSGSIZE).
+  int64_t max_message_bytes = int64_t{64} << 20;
+  // Default: 1000. Messages queued per peer link before sends are dropped (ZMQ_SNDHWM).
+  int send_queue_limit = 1000;
+  // Default: 1000. ZMTP heartbeat period on peer links; 0 disables heartbeats.
+  int64_t link_heartbeat_interval_ms = 1000;
+  // Default: 5000. A link whose heartbeats go unanswered this long is closed.
+  int64_t link_heartbeat_timeout_ms = 5000;
+};
+
+// Parses and checks a config file. Fills every default; `out` is unchanged on error.
+Status LoadConfig(const std::string& path, Config* out);
+// The same from text already read; `path` only names it in messages.
+Status ParseConfig(std::string_view text, const std::string& path, Config* out);
+
+// Endpoint checks shared with the CLI.
+// "tcp://HOST:PORT" with a numeric port; *port receives it.
+bool ParseTcpEndpoint(std::string_view endpoint, std::string* host, int* port);
+bool IsLoopbackHost(std::string_view host);
+
+// "250ms", "2s", "5m", "1h"; *ms receives milliseconds. False on anything else.
+bool ParseDuration(std::string_view text, int64_t* ms);
+
+}  // namespace peerbloom::daemon
+
+#endif  // PEERBLOOM_DAEMON_CONFIG_H_

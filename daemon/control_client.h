@@ -1,0 +1,49 @@
+// ControlClient: one request at a time to a daemon's control endpoint (docs/control-protocol.md).
+//
+// A request is a JSON header frame and an optional body frame; so is a reply. Batches travel
+// as newline-separated bodies, never as JSON arrays of keys.
+//
+// Thread-safety: none. Resource owner: not copyable.
+#ifndef PEERBLOOM_DAEMON_CONTROL_CLIENT_H_
+#define PEERBLOOM_DAEMON_CONTROL_CLIENT_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <zmq.hpp>
+
+#include "peerbloom/status.h"
+
+namespace peerbloom::daemon {
+
+// Frozen limits of the control protocol.
+inline constexpr size_t kMaxControlHeaderBytes = 64 * 1024;
+inline constexpr size_t kMaxControlBodyBytes = size_t{256} << 20;
+
+class ControlClient {
+ public:
+  // `endpoint` is "ipc://PATH" or "tcp://HOST:PORT". `timeout_ms` bounds each call.
+  ControlClient(std::string endpoint, int timeout_ms);
+  ControlClient(const ControlClient&) = delete;
+  ControlClient& operator=(const ControlClient&) = delete;
+
+  // Sends one request and waits for its reply. IOError when the daemon does not answer in
+  // time (the socket is then reset so the next call starts clean); the reply's own
+  // {"ok": false, "error": ...} comes back as InvalidArgument with that error text.
+  Status Call(const nlohmann::json& header, std::string_view body, nlohmann::json* reply,
+              std::string* reply_body);
+
+  const std::string& endpoint() const { return endpoint_; }
+
+ private:
+  void Reset();
+
+  std::string endpoint_;
+  int timeout_ms_;
+  zmq::context_t context_{1};
+  zmq::socket_t socket_;
+};
+
+}  // namespace peerbloom::daemon
+
+#endif  // PEERBLOOM_DAEMON_CONTROL_CLIENT_H_

@@ -1,0 +1,169 @@
+// Key files are small text files; everything read is checked before it reaches libzmq.
+#include "daemon/curve_keys.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace peerbloom::daemon {
+namespace {
+
+std::string Errno() { return std::strerror(errno); }
+
+Status ReadSmallFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError("cannot open '" + path + "': " + Errno());
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (text.str().size() > (1 << 20)) return Status::InvalidArgument("'" + path + "' is too large");
+  *out = text.str();
+  return Status::Ok();
+}
+
+Status WriteNewFile(const std::string& path, const std::string& text, mode_t mode,
+                    bool overwrite) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
+  int fd = ::open(path.c_str(), flags, mode);
+  if (fd < 0) return Status::IOError("cannot create '" + path + "': " + Errno());
+  bool ok = ::fchmod(fd, mode) == 0 &&
+            ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
+            ::fsync(fd) == 0;
+  const std::string err = Errno();
+  ::close(fd);
+  if (!ok) return Status::IOError("cannot write '" + path + "': " + err);
+  return Status::Ok();
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+}  // namespace
+
+bool IsZ85Key(std::string_view text) {
+  if (text.size() != kZ85KeyChars) return false;
+  std::array<uint8_t, 32> bin;
+  std::string copy(text);
+  return zmq_z85_decode(bin.data(), copy.c_str()) != nullptr;
+}
+
+Status GenerateCurveKeyPair(CurveKeyPair* out) {
+  char pub[41] = {};
+  char sec[41] = {};
+  if (zmq_curve_keypair(pub, sec) != 0) {
+    return Status::NotSupported("this libzmq has no CURVE support: " +
+                                std::string(zmq_strerror(zmq_errno())));
+  }
+  out->public_key = pub;
+  out->secret_key = sec;
+  return Status::Ok();
+}
+
+Status PublicKeyOf(const std::string& secret_key, std::string* public_key) {
+  if (!IsZ85Key(secret_key)) return Status::InvalidArgument("not a Z85 CURVE key");
+  char pub[41] = {};
+  if (zmq_curve_public(pub, secret_key.c_str()) != 0) {
+    return Status::InvalidArgument("cannot derive the public key");
+  }
+  *public_key = pub;
+  return Status::Ok();
+}
+
+Status WriteKeyFile(const std::string& path, const CurveKeyPair& pair, bool overwrite) {
+  const std::string text =
+      "# peerbloom CURVE key pair. Keep this file secret: anyone holding it can join the\n"
+      "# cluster as this node. Share only the public key (" + path + ".pub).\n" +
+      "public-key = " + pair.public_key + "\nsecret-key = " + pair.secret_key + "\n";
+  PEERBLOOM_RETURN_IF_ERROR(WriteNewFile(path, text, 0600, overwrite));
+  return WriteNewFile(path + ".pub", pair.public_key + "\n", 0644, overwrite);
+}
+
+Status ReadKeyFile(const std::string& path, CurveKeyPair* out) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    return Status::IOError("cannot open key file '" + path + "': " + Errno());
+  }
+  if ((st.st_mode & 077) != 0) {
+    return Status::InvalidArgument("key file '" + path +
+                                   "' is readable by group or others; chmod 600 it");
+  }
+  std::string text;
+  PEERBLOOM_RETURN_IF_ERROR(ReadSmallFile(path, &text));
+  CurveKeyPair pair;
+  std::istringstream lines(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(lines, line)) {
+    ++number;
+    std::string_view l = Trim(line);
+    auto value_of = [&](std::string_view name, std::string* dst) {
+      if (l.substr(0, name.size()) != name) return false;
+      std::string_view rest = Trim(l.substr(name.size()));
+      if (rest.empty() || rest.front() != '=') return false;
+      *dst = std::string(Trim(rest.substr(1)));
+      return true;
+    };
+    if (value_of("public-key", &pair.public_key) || value_of("secret-key", &pair.secret_key)) {
+      continue;
+    }
+    if (l.empty() || l.front() == '#') continue;
+    return Status::InvalidArgument(path + ":" + std::to_string(number) +
+                                   ": expected 'public-key = KEY' or 'secret-key = KEY'");
+  }
+  if (!IsZ85Key(pair.secret_key)) {
+    return Status::InvalidArgument("key file '" + path + "' has no valid 'secret-key'");
+  }
+  std::string derived;
+  PEERBLOOM_RETURN_IF_ERROR(PublicKeyOf(pair.secret_key, &derived));
+  if (!pair.public_key.empty() && pair.public_key != derived) {
+    return Status::InvalidArgument("key file '" + path +
+                                   "': 'public-key' does not match 'secret-key'");
+  }
+  pair.public_key = derived;
+  *out = std::move(pair);
+  return Status::Ok();
+}
+
+Status ParseAuthorizedKeys(std::string_view text, const std::string& path,
+                           std::set<std::string>* out) {
+  std::set<std::string> keys;
+  int number = 0;
+  while (!text.empty()) {
+    const size_t nl = text.find('\n');
+    std::string_view line = Trim(text.substr(0, nl));
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++number;
+    const size_t end = line.find_first_of(" \t");
+    std::string_view token = line.substr(0, end);
+    if (IsZ85Key(token)) {
+      keys.emplace(token);
+    } else if (!line.empty() && line.front() != '#') {
+      return Status::InvalidArgument(path + ":" + std::to_string(number) +
+                                     ": not a 40-character Z85 public key: '" +
+                                     std::string(token.substr(0, 60)) + "'");
+    }
+  }
+  *out = std::move(keys);
+  return Status::Ok();
+}
+
+Status ReadAuthorizedKeys(const std::string& path, std::set<std::string>* out) {
+  std::string text;
+  PEERBLOOM_RETURN_IF_ERROR(ReadSmallFile(path, &text));
+  return ParseAuthorizedKeys(text, path, out);
+}
+
+}  // namespace peerbloom::daemon

@@ -1,0 +1,45 @@
+// CURVE key files: the node's key pair (written by `peerbloom keygen`) and the allow-list of
+// peer public keys. Keys are Z85 text, 40 characters for 32 bytes.
+//
+// Key file (mode 0600, refused when group or others may read it):
+//   # comment lines
+//   public-key = <40 Z85 characters>
+//   secret-key = <40 Z85 characters>
+// authorized_keys: one key per line, optionally followed by whitespace and a comment;
+// blank lines and lines starting with '#' (that are not a key) are ignored.
+#ifndef PEERBLOOM_DAEMON_CURVE_KEYS_H_
+#define PEERBLOOM_DAEMON_CURVE_KEYS_H_
+
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "peerbloom/status.h"
+
+namespace peerbloom::daemon {
+
+inline constexpr size_t kZ85KeyChars = 40;
+
+struct CurveKeyPair {
+  std::string public_key;  // Z85
+  std::string secret_key;  // Z85
+};
+
+// Whether `text` is 40 Z85 characters that decode to a 32-byte key.
+bool IsZ85Key(std::string_view text);
+Status GenerateCurveKeyPair(CurveKeyPair* out);
+// The public key of a secret key.
+Status PublicKeyOf(const std::string& secret_key, std::string* public_key);
+
+// Writes `path` (0600, the pair) and `path`.pub (0644, the public key alone). Refuses to
+// overwrite an existing file unless `overwrite`.
+Status WriteKeyFile(const std::string& path, const CurveKeyPair& pair, bool overwrite);
+Status ReadKeyFile(const std::string& path, CurveKeyPair* out);
+// Parses an authorized_keys file into Z85 keys. Errors name "file:line:".
+Status ReadAuthorizedKeys(const std::string& path, std::set<std::string>* out);
+Status ParseAuthorizedKeys(std::string_view text, const std::string& path,
+                           std::set<std::string>* out);
+
+}  // namespace peerbloom::daemon
+
+#endif  // PEERBLOOM_DAEMON_CURVE_KEYS_H_

@@ -1,0 +1,196 @@
+// The file is read whole and checked before any field is trusted: checksum first, then
+// every length against what is left.
+#include "daemon/snapshot.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+#include <nlohmann/json.hpp>
+
+namespace peerbloom::daemon {
+namespace {
+
+constexpr char kMagic[8] = {'P', 'B', 'S', 'N', 'A', 'P', '0', '1'};
+constexpr uint32_t kFormatVersion = 1;
+constexpr uint32_t kMaxHeaderBytes = 1 << 20;
+constexpr uint64_t kMaxCellBytes = uint64_t{1} << 33;
+
+std::string Errno() { return std::strerror(errno); }
+
+void PutFixed(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
+}
+uint64_t GetFixed(const char* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  return v;
+}
+
+nlohmann::json HeaderJson(const SnapshotState& s) {
+  nlohmann::json feeds = nlohmann::json::array();
+  for (const FeedPosition& f : s.feeds) {
+    feeds.push_back({{"path", f.path}, {"device", f.device}, {"inode", f.inode},
+                     {"offset", f.offset}});
+  }
+  return {{"node_id", s.node_id},
+          {"epoch", s.epoch},
+          {"version", s.version},
+          {"k", s.k},
+          {"log2_counters", s.log2_counters},
+          {"key_scheme", std::string(KeySchemeName(s.key_scheme))},
+          {"index_key_fingerprint", s.index_key_fingerprint},
+          {"items", s.items},
+          {"saturation_events", s.saturation_events},
+          {"refused_removes", s.refused_removes},
+          {"adds", s.adds},
+          {"removes", s.removes},
+          {"written_unix_ms", s.written_unix_ms},
+          {"feeds", feeds}};
+}
+
+Status WriteAll(int fd, const char* data, size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(fd, data, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return Status::IOError(Errno());
+    data += n;
+    size -= static_cast<size_t>(n);
+  }
+  return Status::Ok();
+}
+
+Status SyncDirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IOError("cannot open '" + dir + "': " + Errno());
+  const bool ok = ::fsync(fd) == 0;
+  const std::string err = Errno();
+  ::close(fd);
+  return ok ? Status::Ok() : Status::IOError("cannot sync '" + dir + "': " + err);
+}
+
+Status ParseHeader(const nlohmann::json& j, SnapshotState* s) {
+  try {
+    s->node_id = j.at("node_id").get<std::string>();
+    s->epoch = j.at("epoch").get<uint64_t>();
+    s->version = j.at("version").get<uint64_t>();
+    s->k = j.at("k").get<unsigned>();
+    s->log2_counters = j.at("log2_counters").get<unsigned>();
+    auto scheme = ParseKeyScheme(j.at("key_scheme").get<std::string>());
+    if (!scheme) return Status::Corruption("unknown key scheme");
+    s->key_scheme = *scheme;
+    s->index_key_fingerprint = j.at("index_key_fingerprint").get<uint64_t>();
+    s->items = j.at("items").get<uint64_t>();
+    s->saturation_events = j.at("saturation_events").get<uint64_t>();
+    s->refused_removes = j.at("refused_removes").get<uint64_t>();
+    s->adds = j.value("adds", uint64_t{0});
+    s->removes = j.value("removes", uint64_t{0});
+    s->written_unix_ms = j.value("written_unix_ms", int64_t{0});
+    for (const auto& f : j.at("feeds")) {
+      s->feeds.push_back({f.at("path").get<std::string>(), f.at("device").get<uint64_t>(),
+                          f.at("inode").get<uint64_t>(), f.at("offset").get<uint64_t>()});
+    }
+  } catch (const nlohmann::json::exception& e) {
+    return Status::Corruption(std::string("bad header: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+Status ReadWholeFile(const std::string& path, std::string* out) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound("no snapshot at '" + path + "'");
+    return Status::IOError("cannot open '" + path + "': " + Errno());
+  }
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) > kMaxCellBytes + 2 * kMaxHeaderBytes) {
+    ::close(fd);
+    return Status::Corruption("snapshot '" + path + "' has an impossible size");
+  }
+  out->resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out->size()) {
+    const ssize_t n = ::read(fd, out->data() + done, out->size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (done != out->size()) return Status::IOError("cannot read '" + path + "'");
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status WriteSnapshot(const std::string& path, const SnapshotState& state) {
+  const std::string header = HeaderJson(state).dump();
+  std::string head;
+  head.append(kMagic, sizeof(kMagic));
+  PutFixed(&head, kFormatVersion, 4);
+  PutFixed(&head, header.size(), 4);
+  head += header;
+  PutFixed(&head, state.cells.size(), 8);
+  XXH3_state_t* hs = XXH3_createState();
+  XXH3_64bits_reset(hs);
+  XXH3_64bits_update(hs, head.data(), head.size());
+  XXH3_64bits_update(hs, state.cells.data(), state.cells.size());
+  std::string tail;
+  PutFixed(&tail, XXH3_64bits_digest(hs), 8);
+  XXH3_freeState(hs);
+
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0) return Status::IOError("cannot create '" + tmp + "': " + Errno());
+  Status s = WriteAll(fd, head.data(), head.size());
+  if (s.ok()) s = WriteAll(fd, state.cells.data(), state.cells.size());
+  if (s.ok()) s = WriteAll(fd, tail.data(), tail.size());
+  if (s.ok() && ::fsync(fd) != 0) s = Status::IOError(Errno());
+  ::close(fd);
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return Status::IOError("cannot write '" + tmp + "': " + s.message());
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return Status::IOError("cannot rename '" + tmp + "' to '" + path + "': " + Errno());
+  }
+  return SyncDirectoryOf(path);
+}
+
+Status ReadSnapshot(const std::string& path, SnapshotState* out) {
+  std::string bytes;
+  PEERBLOOM_RETURN_IF_ERROR(ReadWholeFile(path, &bytes));
+  auto corrupt = [&](const std::string& why) {
+    return Status::Corruption("snapshot '" + path + "' is corrupt: " + why);
+  };
+  if (bytes.size() < 32) return corrupt("truncated");
+  if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return corrupt("bad magic");
+  const uint64_t stored = GetFixed(bytes.data() + bytes.size() - 8, 8);
+  if (XXH3_64bits(bytes.data(), bytes.size() - 8) != stored) return corrupt("checksum mismatch");
+  const uint32_t version = static_cast<uint32_t>(GetFixed(bytes.data() + 8, 4));
+  if (version != kFormatVersion) {
+    return Status::NotSupported("snapshot '" + path + "' has format version '" +
+                                std::to_string(version) + "', this build reads '1'");
+  }
+  const uint64_t header_len = GetFixed(bytes.data() + 12, 4);
+  if (header_len > kMaxHeaderBytes || 16 + header_len + 16 > bytes.size()) {
+    return corrupt("bad header length");
+  }
+  const uint64_t cells_len = GetFixed(bytes.data() + 16 + header_len, 8);
+  if (cells_len != bytes.size() - 16 - header_len - 16) return corrupt("bad counters length");
+  SnapshotState state;
+  const auto json = nlohmann::json::parse(bytes.data() + 16, bytes.data() + 16 + header_len,
+                                          nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_object()) return corrupt("header is not JSON");
+  Status s = ParseHeader(json, &state);
+  if (!s.ok()) return corrupt(s.message());
+  state.cells.assign(bytes.data() + 24 + header_len, cells_len);
+  *out = std::move(state);
+  return Status::Ok();
+}
+
+}  // namespace peerbloom::daemon

@@ -1,0 +1,233 @@
+// Peer sockets. Everything read here comes from outside: frames are counted before use and
+// every refusal is counted and logged at a limited rate; nothing a peer sends stops the loop.
+#include "daemon/transport.h"
+
+#include <spdlog/spdlog.h>
+
+#include <array>
+#include <cstring>
+
+namespace peerbloom::daemon {
+namespace {
+
+constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
+constexpr const char* kMonitorEndpoint = "inproc://peerbloom.peer-monitor";
+constexpr int kMessagesPerWakeup = 512;
+constexpr int kMonitorEvents = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+
+std::string Z85(const void* bytes32) {
+  char text[41] = {};
+  zmq_z85_encode(text, static_cast<const uint8_t*>(bytes32), 32);
+  return text;
+}
+
+// Reads the rest of a multipart message so the next recv starts at a message boundary.
+void Drain(zmq::socket_t& socket) {
+  while (socket.get(zmq::sockopt::rcvmore)) {
+    zmq::message_t part;
+    if (!socket.recv(part, zmq::recv_flags::dontwait)) return;
+  }
+}
+
+void SetCommon(zmq::socket_t& s, const TransportOptions& o) {
+  s.set(zmq::sockopt::linger, 0);
+  s.set(zmq::sockopt::maxmsgsize, o.max_message_bytes);
+  if (o.heartbeat_interval_ms > 0) {
+    s.set(zmq::sockopt::heartbeat_ivl, o.heartbeat_interval_ms);
+    s.set(zmq::sockopt::heartbeat_timeout, o.heartbeat_timeout_ms);
+    s.set(zmq::sockopt::heartbeat_ttl, o.heartbeat_timeout_ms);
+  }
+}
+
+}  // namespace
+
+Transport::Transport(zmq::context_t* context, TransportOptions options)
+    : context_(context),
+      options_(std::move(options)),
+      router_(*context_, zmq::socket_type::router),
+      monitor_(*context_, zmq::socket_type::pair) {}
+
+Status Transport::Start(std::string* bound) {
+  try {
+    if (options_.curve) {
+      // Without a ZAP handler libzmq admits any client key: bind the handler first.
+      zap_ = zmq::socket_t(*context_, zmq::socket_type::rep);
+      zap_.set(zmq::sockopt::linger, 0);
+      zap_.bind(kZapEndpoint);
+      router_.set(zmq::sockopt::zap_domain, "peerbloom");
+      router_.set(zmq::sockopt::curve_server, 1);
+      router_.set(zmq::sockopt::curve_secretkey, options_.keys.secret_key);
+    }
+    SetCommon(router_, options_);
+    router_.set(zmq::sockopt::rcvhwm, 10000);
+    if (zmq_socket_monitor(router_.handle(), kMonitorEndpoint, kMonitorEvents) != 0) {
+      return Status::IOError("cannot monitor the peer socket: " +
+                             std::string(zmq_strerror(zmq_errno())));
+    }
+    monitor_.connect(kMonitorEndpoint);
+    router_.bind(options_.listen);
+    *bound = router_.get(zmq::sockopt::last_endpoint);
+  } catch (const zmq::error_t& e) {
+    return Status::IOError("cannot bind peer endpoint '" + options_.listen + "': " + e.what());
+  }
+  return Status::Ok();
+}
+
+void Transport::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
+  items->push_back({router_.handle(), 0, ZMQ_POLLIN, 0});
+  items->push_back({monitor_.handle(), 0, ZMQ_POLLIN, 0});
+  items->push_back({zap_ ? zap_.handle() : nullptr, -1, zap_ ? short{ZMQ_POLLIN} : short{0}, 0});
+}
+
+void Transport::Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler) {
+  try {
+    if (items[2].revents & ZMQ_POLLIN) ServeZap();
+    if (items[0].revents & ZMQ_POLLIN) ReceivePeerMessages(now_ms, handler);
+    if (items[1].revents & ZMQ_POLLIN) ReadMonitor();
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR && e.num() != ETERM) {
+      spdlog::error("peer transport: {}", e.what());
+    }
+  }
+}
+
+void Transport::ReceivePeerMessages(int64_t now_ms, const Handler& handler) {
+  for (int i = 0; i < kMessagesPerWakeup; ++i) {
+    if (!ReceiveOne(now_ms, handler)) return;
+  }
+}
+
+bool Transport::ReceiveOne(int64_t now_ms, const Handler& handler) {
+  zmq::message_t identity;
+  if (!router_.recv(identity, zmq::recv_flags::dontwait)) return false;
+  zmq::message_t payload;
+  if (!router_.get(zmq::sockopt::rcvmore) || !router_.recv(payload, zmq::recv_flags::dontwait) ||
+      router_.get(zmq::sockopt::rcvmore)) {
+    Drain(router_);
+    ++stats_.refused_frames;
+    Refused(now_ms, "a message of more or less than one frame");
+    return true;
+  }
+  ++stats_.messages_in;
+  stats_.bytes_in += payload.size();
+  Status s = handler(payload.to_string_view());
+  if (!s.ok()) {
+    ++stats_.refused_by_gossip;
+    Refused(now_ms, "a gossip message: " + s.ToString());
+  }
+  return true;
+}
+
+void Transport::Refused(int64_t now_ms, const std::string& why) {
+  uint64_t suppressed = 0;
+  if (!refused_log_.Allow(now_ms, &suppressed)) return;
+  if (suppressed > 0) {
+    spdlog::warn("refused {} ({} similar lines suppressed)", why, suppressed);
+  } else {
+    spdlog::warn("refused {}", why);
+  }
+}
+
+void Transport::ServeZap() {
+  std::vector<zmq::message_t> frames;
+  do {
+    zmq::message_t part;
+    if (!zap_.recv(part, zmq::recv_flags::dontwait)) break;
+    if (frames.size() < 8) frames.push_back(std::move(part));
+  } while (zap_.get(zmq::sockopt::rcvmore));
+  if (frames.size() < 2) return;  // REP needs a request id to answer; libzmq never sends less
+  bool allowed = false;
+  std::string who = "?";
+  // 1.0, request id, domain, address, routing id, mechanism, client key.
+  if (frames.size() >= 7 && frames[5].to_string_view() == "CURVE" && frames[6].size() == 32) {
+    who = Z85(frames[6].data());
+    allowed = options_.authorized.count(who) > 0;
+  }
+  if (allowed) {
+    ++stats_.zap_allowed;
+  } else {
+    ++stats_.zap_denied;
+    uint64_t suppressed = 0;
+    if (refused_log_.Allow(0, &suppressed)) {
+      spdlog::warn("refused peer link from {} with unauthorized key '{}'",
+                   frames.size() > 3 ? frames[3].to_string() : "?", who);
+    }
+  }
+  zap_.send(zmq::str_buffer("1.0"), zmq::send_flags::sndmore);
+  zap_.send(frames[1], zmq::send_flags::sndmore);
+  zap_.send(allowed ? zmq::str_buffer("200") : zmq::str_buffer("400"), zmq::send_flags::sndmore);
+  zap_.send(allowed ? zmq::str_buffer("OK") : zmq::str_buffer("unauthorized key"),
+            zmq::send_flags::sndmore);
+  zap_.send(zmq::buffer(allowed ? who : std::string()), zmq::send_flags::sndmore);
+  zap_.send(zmq::message_t(), zmq::send_flags::none);
+}
+
+void Transport::ReadMonitor() {
+  for (int i = 0; i < kMessagesPerWakeup; ++i) {
+    zmq::message_t event;
+    if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
+    const bool well_formed = event.size() >= 6;
+    uint16_t id = 0;
+    if (well_formed) std::memcpy(&id, event.data(), sizeof(id));
+    Drain(monitor_);
+    if (id == ZMQ_EVENT_ACCEPTED) ++stats_.links_accepted;
+    if (id == ZMQ_EVENT_DISCONNECTED) ++stats_.links_disconnected;
+    if (id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
+        id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+      ++stats_.handshakes_failed;
+    }
+  }
+}
+
+Transport::Link* Transport::LinkFor(const Outgoing& out, int64_t now_ms) {
+  auto it = links_.find(out.endpoint);
+  if (it != links_.end() && it->second.public_key == out.public_key) return &it->second;
+  if (it != links_.end()) links_.erase(it);  // the peer's key changed: reconnect with the new one
+  if (links_.size() >= options_.max_links) return nullptr;
+  Link link{zmq::socket_t(*context_, zmq::socket_type::dealer), out.public_key};
+  SetCommon(link.socket, options_);
+  link.socket.set(zmq::sockopt::sndhwm, options_.send_queue_limit);
+  link.socket.set(zmq::sockopt::reconnect_ivl, 100);
+  link.socket.set(zmq::sockopt::reconnect_ivl_max, 2000);
+  if (options_.curve) {
+    link.socket.set(zmq::sockopt::curve_serverkey, out.public_key);
+    link.socket.set(zmq::sockopt::curve_publickey, options_.keys.public_key);
+    link.socket.set(zmq::sockopt::curve_secretkey, options_.keys.secret_key);
+  }
+  link.socket.connect(out.endpoint);
+  auto [pos, inserted] = links_.emplace(out.endpoint, std::move(link));
+  stats_.links_open = links_.size();
+  return &pos->second;
+}
+
+void Transport::Send(const Outgoing& out, int64_t now_ms) {
+  if (options_.curve && !IsZ85Key(out.public_key)) {
+    ++stats_.send_no_key;
+    return;
+  }
+  try {
+    Link* link = LinkFor(out, now_ms);
+    if (link == nullptr || !link->socket.send(zmq::buffer(out.payload), zmq::send_flags::dontwait)) {
+      ++stats_.send_dropped;
+      return;
+    }
+    ++stats_.messages_out;
+    stats_.bytes_out += out.payload.size();
+  } catch (const zmq::error_t& e) {
+    ++stats_.send_dropped;
+    uint64_t suppressed = 0;
+    if (send_log_.Allow(now_ms, &suppressed)) {
+      spdlog::warn("cannot send to '{}': {}", out.endpoint, e.what());
+    }
+  }
+}
+
+void Transport::Close(const std::string& endpoint) {
+  links_.erase(endpoint);
+  stats_.links_open = links_.size();
+}
+
+}  // namespace peerbloom::daemon

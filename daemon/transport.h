@@ -1,0 +1,116 @@
+// Transport: the only code that touches peer sockets.
+//
+//  - one ROUTER bound on `listen` receives from every peer (CURVE server; a ZAP handler on
+//    inproc://zeromq.zap.01, installed before the bind, admits only authorized public keys);
+//  - one DEALER per outgoing endpoint sends (CURVE client, the server key learned for it);
+//  - every peer message is exactly one frame (docs/wire-protocol.md; the frame names its
+//    cluster by a tag the gossip engine checks); anything else is refused, drained, counted;
+//  - sends never block: ZMQ_DONTWAIT against a bounded queue (ZMQ_SNDHWM), drops counted.
+//
+// A socket monitor on the ROUTER counts accepted, dropped and failed-handshake links (libzmq
+// closes a link that sends a frame above ZMQ_MAXMSGSIZE; that shows up as a disconnect).
+//
+// Thread-safety: none; the daemon's event loop owns it. Resource owner: not copyable.
+#ifndef PEERBLOOM_DAEMON_TRANSPORT_H_
+#define PEERBLOOM_DAEMON_TRANSPORT_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <zmq.hpp>
+
+#include "daemon/curve_keys.h"
+#include "daemon/log_limiter.h"
+#include "peerbloom/gossip.h"
+#include "peerbloom/status.h"
+
+namespace peerbloom::daemon {
+
+struct TransportOptions {
+  std::string listen;  // "tcp://HOST:PORT", port 0 for any
+  bool curve = true;
+  CurveKeyPair keys;                // required when curve
+  std::set<std::string> authorized; // Z85 public keys admitted by the ZAP handler
+  int64_t max_message_bytes = int64_t{64} << 20;
+  int send_queue_limit = 1000;
+  int heartbeat_interval_ms = 1000;  // 0: no ZMTP heartbeats
+  int heartbeat_timeout_ms = 5000;
+  size_t max_links = 1024;
+};
+
+struct TransportStats {
+  uint64_t messages_in = 0;
+  uint64_t bytes_in = 0;
+  uint64_t messages_out = 0;
+  uint64_t bytes_out = 0;
+  uint64_t send_dropped = 0;        // queue full (SNDHWM) or link refused
+  uint64_t send_no_key = 0;         // CURVE on, no public key known for the endpoint
+  uint64_t refused_frames = 0;      // not exactly one frame
+  uint64_t refused_by_gossip = 0;   // the gossip engine refused the frame (malformed,
+                                    // another cluster's tag, unknown type, ...)
+  uint64_t zap_allowed = 0;
+  uint64_t zap_denied = 0;          // unauthorized CURVE keys
+  uint64_t links_accepted = 0;
+  uint64_t links_disconnected = 0;  // includes links closed for oversized frames
+  uint64_t handshakes_failed = 0;
+  uint64_t links_open = 0;          // outgoing DEALERs (a gauge)
+};
+
+class Transport {
+ public:
+  using Handler = std::function<Status(std::string_view payload)>;
+
+  Transport(zmq::context_t* context, TransportOptions options);
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // Installs the ZAP handler (when CURVE is on), then binds. *bound receives the endpoint
+  // actually bound (the OS-chosen port when the port was 0).
+  Status Start(std::string* bound);
+
+  // The sockets to poll for reading, appended to `items`; remember the first index.
+  void AppendPollItems(std::vector<zmq::pollitem_t>* items);
+  // After zmq::poll: serves the ready sockets among this transport's items (starting at
+  // `first`). Each valid payload goes to `handler`; a non-OK result counts as refused.
+  void Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler);
+
+  // Queues one message. Never blocks.
+  void Send(const Outgoing& out, int64_t now_ms);
+  // Closes the link to an endpoint, if any.
+  void Close(const std::string& endpoint);
+  // Replaces the allow-list (SIGHUP).
+  void SetAuthorized(std::set<std::string> keys) { options_.authorized = std::move(keys); }
+
+  const TransportStats& stats() const { return stats_; }
+
+ private:
+  struct Link {
+    zmq::socket_t socket;
+    std::string public_key;
+  };
+
+  void ReceivePeerMessages(int64_t now_ms, const Handler& handler);
+  bool ReceiveOne(int64_t now_ms, const Handler& handler);
+  void ServeZap();
+  void ReadMonitor();
+  Link* LinkFor(const Outgoing& out, int64_t now_ms);
+  void Refused(int64_t now_ms, const std::string& why);
+
+  zmq::context_t* context_;
+  TransportOptions options_;
+  zmq::socket_t router_;
+  zmq::socket_t zap_;
+  zmq::socket_t monitor_;
+  std::map<std::string, Link> links_;
+  TransportStats stats_;
+  LogLimiter refused_log_;
+  LogLimiter send_log_;
+};
+
+}  // namespace peerbloom::daemon
+
+#endif  // PEERBLOOM_DAEMON_TRANSPORT_H_
