@@ -32,6 +32,7 @@ Status BloomFilter::Union(const BloomFilter& other) {
 }
 
 void BloomFilter::Fold() noexcept {
+  if (log2_bits_ <= kMinLog2Bits) return;  // REQUIRES violated: keep a usable filter
   const size_t half = words_.size() / 2;
   for (size_t i = 0; i < half; ++i) words_[i] |= words_[half + i];
   words_.resize(half);

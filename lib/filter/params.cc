@@ -2,11 +2,22 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "peerbloom/bloom_probe.h"
 
 namespace peerbloom {
+namespace {
+
+// Shortest readable form of a rate for messages: 0.01, 1e-06, nan.
+std::string FormatRate(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", value);
+  return buf;
+}
+
+}  // namespace
 
 double FalsePositiveRate(double bits, double items, unsigned k) noexcept {
   if (items <= 0) return 0.0;
@@ -57,7 +68,7 @@ std::optional<Profile> ParseProfile(std::string_view name) noexcept {
 Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out) {
   if (capacity == 0) return Status::InvalidArgument("capacity must be at least 1");
   if (!(fpr > 0.0 && fpr <= 0.5)) {
-    return Status::InvalidArgument("false-positive rate '" + std::to_string(fpr) +
+    return Status::InvalidArgument("false-positive rate '" + FormatRate(fpr) +
                                    "' is outside (0, 0.5]");
   }
   Geometry g;
@@ -77,8 +88,8 @@ Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* 
       SmallestLog2Bits(static_cast<double>(capacity), g.k, fpr, kMinLog2Bits, kMaxLog2Bits + 1);
   if (g.log2_counters > kMaxLog2Bits) {
     return Status::InvalidArgument(
-        "capacity '" + std::to_string(capacity) + "' at false-positive rate '" +
-        std::to_string(fpr) + "' needs more than 2^" + std::to_string(kMaxLog2Bits) + " counters");
+        "capacity '" + std::to_string(capacity) + "' at false-positive rate '" + FormatRate(fpr) +
+        "' needs more than 2^" + std::to_string(kMaxLog2Bits) + " counters");
   }
   *out = g;
   return Status::Ok();

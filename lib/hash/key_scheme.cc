@@ -31,13 +31,15 @@ std::optional<KeyScheme> ParseKeyScheme(std::string_view name) noexcept {
 }
 
 bool ParseSquidKeyHex(std::string_view hex, SquidKey* out) noexcept {
-  if (hex.size() != 32) return false;
-  for (size_t i = 0; i < 16; ++i) {
+  if (hex.size() != 2 * SquidKey().size()) return false;
+  SquidKey key;  // *out is written only on success
+  for (size_t i = 0; i < key.size(); ++i) {
     const int hi = HexValue(hex[2 * i]);
     const int lo = HexValue(hex[2 * i + 1]);
     if (hi < 0 || lo < 0) return false;
-    (*out)[i] = static_cast<uint8_t>(hi << 4 | lo);
+    key[i] = static_cast<uint8_t>(hi << 4 | lo);
   }
+  *out = key;
   return true;
 }
 

@@ -52,7 +52,7 @@ class BloomFilter {
   // OR of another filter of the same size and k into this one.
   Status Union(const BloomFilter& other);
   // Halves the size by OR-ing the upper half onto the lower half. The result equals the
-  // filter built at half the size from the same keys. REQUIRES: log2_bits > kMinLog2Bits.
+  // filter built at half the size from the same keys. At the minimum size it does nothing.
   void Fold() noexcept;
   // Folds down to 2^log2_bits. InvalidArgument if larger than now or below the minimum.
   Status FoldTo(unsigned log2_bits);

@@ -39,7 +39,7 @@ inline constexpr uint8_t kSquidMethodGet = 0x01;
 inline constexpr uint8_t kSquidMethodHead = 0x02;
 
 // Parses the 32-hex-digit store key column of store.log (either case).
-// Returns false on any other length or a non-hex digit.
+// Returns false, leaving *out untouched, on any other length or a non-hex digit.
 bool ParseSquidKeyHex(std::string_view hex, SquidKey* out) noexcept;
 // Upper-case hex, as store.log prints it.
 std::string SquidKeyHex(const SquidKey& key);

@@ -1,0 +1,149 @@
+#include "peerbloom/key_scheme.h"
+
+#include <gtest/gtest.h>
+#include <openssl/evp.h>
+
+#include <string>
+
+#include "peerbloom/hash.h"
+
+namespace peerbloom {
+namespace {
+
+// MD5(method || url) computed with OpenSSL's one-shot API, independent of KeyEncoder's
+// reused context.
+SquidKey OneShotStoreKey(uint8_t method, const std::string& url) {
+  std::string input(1, static_cast<char>(method));
+  input += url;
+  SquidKey key{};
+  unsigned int len = 0;
+  EXPECT_EQ(EVP_Digest(input.data(), input.size(), key.data(), &len, EVP_md5(), nullptr), 1);
+  EXPECT_EQ(len, key.size());
+  return key;
+}
+
+std::string_view Bytes(const SquidKey& key) {
+  return {reinterpret_cast<const char*>(key.data()), key.size()};
+}
+
+TEST(KeyScheme, NamesRoundTrip) {
+  for (KeyScheme s : {KeyScheme::kRaw, KeyScheme::kSquidMd5}) {
+    EXPECT_EQ(ParseKeyScheme(KeySchemeName(s)), s);
+  }
+  EXPECT_EQ(KeySchemeName(KeyScheme::kRaw), "raw");
+  EXPECT_EQ(KeySchemeName(KeyScheme::kSquidMd5), "squid-md5");
+  EXPECT_EQ(ParseKeyScheme("squid_md5"), std::nullopt);
+  EXPECT_EQ(ParseKeyScheme("RAW"), std::nullopt);
+}
+
+TEST(KeyScheme, ParseSquidKeyHexAcceptsExactly32HexDigits) {
+  const std::string hex = "0123456789abcdefABCDEF0011223344";
+  SquidKey key{};
+  ASSERT_TRUE(ParseSquidKeyHex(hex, &key));
+  const SquidKey expected = {0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef,
+                             0xab, 0xcd, 0xef, 0x00, 0x11, 0x22, 0x33, 0x44};
+  EXPECT_EQ(key, expected);
+
+  const SquidKey sentinel = {0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a,
+                             0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a, 0x5a};
+  const std::string bad[] = {
+      hex.substr(0, 31),                         // 31 digits
+      hex + "0",                                 // 33 digits
+      "",                                        // empty
+      hex.substr(0, 31) + "g",                   // non-hex last digit
+      "x" + hex.substr(1),                       // non-hex first digit
+      hex.substr(0, 16) + " " + hex.substr(17),  // a space
+      "0x" + hex.substr(2),                      // a prefix
+      std::string(hex.substr(0, 31)) + '\0',     // a NUL byte
+  };
+  for (const std::string& b : bad) {
+    SquidKey out = sentinel;
+    EXPECT_FALSE(ParseSquidKeyHex(b, &out)) << "'" << b << "'";
+    EXPECT_EQ(out, sentinel) << "'" << b << "' changed the output";
+  }
+}
+
+TEST(KeyScheme, SquidKeyHexIsUpperCaseAndRoundTrips) {
+  for (int first = 0; first < 256; first += 16) {
+    SquidKey key;
+    for (size_t i = 0; i < key.size(); ++i) key[i] = static_cast<uint8_t>(first + i);
+    const std::string hex = SquidKeyHex(key);
+    ASSERT_EQ(hex.size(), 32u);
+    for (char c : hex) EXPECT_TRUE((c >= '0' && c <= '9') || (c >= 'A' && c <= 'F')) << hex;
+    SquidKey back{};
+    ASSERT_TRUE(ParseSquidKeyHex(hex, &back));
+    EXPECT_EQ(back, key);
+  }
+  const SquidKey mixed = {0x00, 0x0f, 0xf0, 0xff, 0x1a, 0xb2, 0x3c, 0xd4,
+                          0x5e, 0xf6, 0x07, 0x80, 0x9a, 0xbc, 0xde, 0xf0};
+  EXPECT_EQ(SquidKeyHex(mixed), "000FF0FF1AB23CD45EF607809ABCDEF0");
+}
+
+TEST(KeyScheme, KeyBytesFromTokenErrors) {
+  std::string out = "unchanged";
+  Status s = KeyBytesFromToken(KeyScheme::kSquidMd5, "", &out);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_EQ(s.message(), "empty key");
+  s = KeyBytesFromToken(KeyScheme::kRaw, "", &out);
+  EXPECT_EQ(s.message(), "empty key");
+  s = KeyBytesFromToken(KeyScheme::kSquidMd5, "1DCD286542CB5C0FEE897C41AB94173", &out);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_EQ(s.message(), "key '1DCD286542CB5C0FEE897C41AB94173' is not 32 hex digits");
+  s = KeyBytesFromToken(KeyScheme::kSquidMd5, "http://example.com/", &out);
+  EXPECT_EQ(s.message(), "key 'http://example.com/' is not 32 hex digits");
+  // A long token is quoted up to 64 characters.
+  const std::string long_token(100, 'z');
+  s = KeyBytesFromToken(KeyScheme::kSquidMd5, long_token, &out);
+  EXPECT_EQ(s.message(), "key '" + std::string(64, 'z') + "' is not 32 hex digits");
+  EXPECT_EQ(out, "unchanged");
+}
+
+TEST(KeyScheme, KeyBytesFromTokenValues) {
+  std::string out;
+  ASSERT_TRUE(KeyBytesFromToken(KeyScheme::kRaw, "http://example.com/a", &out).ok());
+  EXPECT_EQ(out, "http://example.com/a");
+  ASSERT_TRUE(
+      KeyBytesFromToken(KeyScheme::kSquidMd5, "1dcd286542cb5c0fee897c41ab94173f", &out).ok());
+  KeyEncoder encoder(KeyScheme::kSquidMd5);
+  EXPECT_EQ(out, Bytes(encoder.SquidStoreKey("http://127.0.0.1:8080/obj1.txt")));
+}
+
+TEST(KeyScheme, StoreKeyIsMd5OfMethodAndUrl) {
+  KeyEncoder encoder(KeyScheme::kSquidMd5);
+  // Many URLs through one encoder: the reused context never leaks state between keys.
+  for (int i = 0; i < 200; ++i) {
+    const std::string url = "http://example.com/" + std::string(static_cast<size_t>(i), 'a');
+    EXPECT_EQ(encoder.SquidStoreKey(url), OneShotStoreKey(kSquidMethodGet, url)) << i;
+    EXPECT_EQ(encoder.SquidStoreKey(url, kSquidMethodHead), OneShotStoreKey(kSquidMethodHead, url));
+  }
+}
+
+TEST(KeyScheme, HeadKeyDiffersFromGet) {
+  KeyEncoder encoder(KeyScheme::kSquidMd5);
+  const std::string url = "http://127.0.0.1:8080/obj1.txt";
+  const SquidKey get = encoder.SquidStoreKey(url);
+  const SquidKey head = encoder.SquidStoreKey(url, kSquidMethodHead);
+  EXPECT_NE(get, head);
+  EXPECT_EQ(get, encoder.SquidStoreKey(url, kSquidMethodGet));
+  EXPECT_EQ(SquidKeyHex(get), "1DCD286542CB5C0FEE897C41AB94173F");
+  // FromUrl uses GET.
+  EXPECT_EQ(encoder.FromUrl(url), Bytes(get));
+  EXPECT_NE(encoder.FromUrl(url), Bytes(head));
+}
+
+TEST(KeyScheme, RawSchemePassesUrlThrough) {
+  KeyEncoder encoder(KeyScheme::kRaw);
+  EXPECT_EQ(encoder.scheme(), KeyScheme::kRaw);
+  EXPECT_EQ(encoder.FromUrl("http://example.com/x?y=1"), "http://example.com/x?y=1");
+}
+
+TEST(IndexHasher, IsSipHash13WithTheDerivedKey) {
+  const IndexHasher hasher(DeriveIndexKey("s3cret"));
+  const std::string url = "http://example.com/index.html";
+  EXPECT_EQ(hasher.Hash(url), SipHash128(1, 3, DeriveIndexKey("s3cret"), url.data(), url.size()));
+  EXPECT_NE(hasher.Hash(url), IndexHasher(DeriveIndexKey("other")).Hash(url));
+  EXPECT_EQ(IndexHasher().key(), DeriveIndexKey(""));
+}
+
+}  // namespace
+}  // namespace peerbloom
