@@ -1,0 +1,95 @@
+// StoreLogState: turns a stream of store.log lines into exact add / remove decisions.
+//
+// The counting filter must equal the set of keys the store holds, but store.log is a log of
+// events, not of set changes: Squid may log SWAPOUT for a key that is already on disk (an
+// object replaced under the same public key, whose old copy is released under a private key)
+// and RELEASE for keys that never reached the disk (private keys, memory-only objects,
+// PURGE and error replies). Applying every line as add/remove would inflate counters that
+// then never drain (stale positives) or remove keys the filter never held. So this class
+// keeps the set of live keys and decides:
+//
+//   SWAPOUT of a key not live       -> kAdd     (the key becomes live)
+//   SWAPOUT of a live key           -> kIgnore  (counted as a duplicate)
+//   RELEASE of a live key           -> kRemove  (the key stops being live)
+//   RELEASE of a key not live       -> kIgnore  (counted)
+//   SO_FAIL, unknown actions        -> kIgnore
+//   a squid-internal URL            -> kIgnore  (digests, manager pages: not cache content)
+//   a line that does not parse      -> kMalformed (counted; the reason goes to *error)
+//
+// The caller applies kAdd / kRemove to its CountingBloomFilter (and SummaryBuilder::Touch)
+// with the returned key; every kRemove was preceded by exactly one kAdd of the same key, so
+// the filter never refuses a remove and never holds a key twice.
+//
+// Memory: one 16-byte slot per key at 3/8..3/4 load (SquidKeySet), 21-43 bytes per live key.
+// Thread-safety: none. Not copyable.
+#ifndef PEERBLOOM_SQUID_STORE_LOG_STATE_H_
+#define PEERBLOOM_SQUID_STORE_LOG_STATE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "peerbloom/hash.h"
+#include "peerbloom/squid_key_set.h"
+#include "peerbloom/squid_store_log.h"
+#include "peerbloom/status.h"
+
+namespace peerbloom {
+
+enum class StoreLogDecision : uint8_t {
+  kAdd,        // add the key to the filter
+  kRemove,     // remove the key from the filter
+  kIgnore,     // nothing to do
+  kMalformed,  // the line did not parse; nothing to do
+};
+
+// What the lines did, for metrics. Every line lands in exactly one bucket.
+struct StoreLogCounters {
+  uint64_t adds = 0;
+  uint64_t removes = 0;
+  uint64_t duplicate_swapouts = 0;  // SWAPOUT of a key already live
+  uint64_t unknown_releases = 0;    // RELEASE of a key not live
+  uint64_t swapout_failures = 0;    // SO_FAIL
+  uint64_t other_actions = 0;       // actions this parser does not know
+  uint64_t internal = 0;            // squid-internal URLs
+  uint64_t malformed = 0;
+
+  uint64_t lines() const noexcept {
+    return adds + removes + duplicate_swapouts + unknown_releases + swapout_failures +
+           other_actions + internal + malformed;
+  }
+};
+
+class StoreLogState {
+ public:
+  // `seed` keys the live set's slot hashing (see SquidKeySet); use a secret.
+  explicit StoreLogState(const SipKey& seed = SipKey{}) : live_(seed) {}
+  StoreLogState(const StoreLogState&) = delete;
+  StoreLogState& operator=(const StoreLogState&) = delete;
+
+  // Parses and applies one line (without its '\n'). On kAdd / kRemove, *key is the key to
+  // apply. On kMalformed, *error (if given) says why. May allocate (the live set grows).
+  StoreLogDecision ApplyLine(std::string_view line, SquidKey* key, Status* error = nullptr);
+  // The same for an already parsed entry; the key is entry.key.
+  StoreLogDecision ApplyEntry(const StoreLogEntry& entry);
+
+  const SquidKeySet& live() const noexcept { return live_; }
+  const StoreLogCounters& counters() const noexcept { return counters_; }
+
+  // The live set for a snapshot (SquidKeySet encoding) and back. Restoring replaces the live
+  // set; counters are not part of the snapshot and keep counting. The caller must restore the
+  // counting filter and the file position from the same snapshot.
+  void EncodeTo(std::string* out) const { live_.EncodeTo(out); }
+  Status DecodeFrom(std::string_view bytes, size_t max_keys) {
+    return live_.DecodeFrom(bytes, max_keys);
+  }
+
+ private:
+  SquidKeySet live_;
+  StoreLogCounters counters_;
+};
+
+}  // namespace peerbloom
+
+#endif  // PEERBLOOM_SQUID_STORE_LOG_STATE_H_

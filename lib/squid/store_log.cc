@@ -1,0 +1,157 @@
+#include "peerbloom/squid_store_log.h"
+
+#include <array>
+#include <string>
+
+namespace peerbloom {
+namespace {
+
+constexpr size_t kLeftFields = 9;   // time action dir_no file_no KEY status date lastmod expires
+constexpr size_t kRightFields = 3;  // sizes method URL
+constexpr size_t kMinFields = kLeftFields + 1 + kRightFields;
+constexpr size_t kQuoteLimit = 64;  // bytes of a bad field quoted in a message
+
+bool IsSpace(char c) noexcept { return c == ' ' || c == '\t' || c == '\r'; }
+bool IsDigit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+std::string Quote(std::string_view field) {
+  return "'" + std::string(field.substr(0, kQuoteLimit)) + "'";
+}
+
+// Splits off up to `n` fields from the left of `rest`; returns how many it found and leaves
+// `rest` just after the last one.
+size_t TakeLeft(std::string_view* rest, std::string_view* fields, size_t n) noexcept {
+  size_t found = 0;
+  size_t i = 0;
+  while (found < n) {
+    while (i < rest->size() && IsSpace((*rest)[i])) ++i;
+    if (i == rest->size()) break;
+    const size_t start = i;
+    while (i < rest->size() && !IsSpace((*rest)[i])) ++i;
+    fields[found++] = rest->substr(start, i - start);
+  }
+  rest->remove_prefix(i);
+  return found;
+}
+
+// Splits off up to `n` fields from the right of `rest` (fields[n-1] is the last one).
+size_t TakeRight(std::string_view* rest, std::string_view* fields, size_t n) noexcept {
+  size_t found = 0;
+  size_t end = rest->size();
+  while (found < n) {
+    while (end > 0 && IsSpace((*rest)[end - 1])) --end;
+    if (end == 0) break;
+    size_t start = end;
+    while (start > 0 && !IsSpace((*rest)[start - 1])) --start;
+    fields[n - 1 - found] = rest->substr(start, end - start);
+    ++found;
+    end = start;
+  }
+  rest->remove_suffix(rest->size() - end);
+  return found;
+}
+
+std::string_view Trim(std::string_view s) noexcept {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+// "1795327317.643": digits, optionally a '.' and more digits.
+bool IsTimestamp(std::string_view s) noexcept {
+  size_t i = 0;
+  while (i < s.size() && IsDigit(s[i])) ++i;
+  if (i == 0) return false;
+  if (i == s.size()) return true;
+  if (s[i] != '.') return false;
+  for (++i; i < s.size(); ++i) {
+    if (!IsDigit(s[i])) return false;
+  }
+  return true;
+}
+
+// An optionally negative decimal integer ("200", "-1").
+bool IsInteger(std::string_view s) noexcept {
+  if (!s.empty() && s.front() == '-') s.remove_prefix(1);
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!IsDigit(c)) return false;
+  }
+  return true;
+}
+
+// "expected/real", each an optionally negative integer.
+bool IsSizes(std::string_view s) noexcept {
+  const size_t slash = s.find('/');
+  if (slash == std::string_view::npos) return false;
+  return IsInteger(s.substr(0, slash)) && IsInteger(s.substr(slash + 1));
+}
+
+StoreLogAction ActionFromName(std::string_view name) noexcept {
+  if (name == "SWAPOUT") return StoreLogAction::kSwapOut;
+  if (name == "RELEASE") return StoreLogAction::kRelease;
+  if (name == "SO_FAIL") return StoreLogAction::kSoFail;
+  return StoreLogAction::kOther;
+}
+
+Status CheckLeftFields(const std::string_view* left, StoreLogEntry* out) {
+  if (!IsTimestamp(left[0]))
+    return Status::InvalidArgument("timestamp " + Quote(left[0]) + " is not a number");
+  if (!ParseSquidKeyHex(left[4], &out->key)) {
+    return Status::InvalidArgument("store key " + Quote(left[4]) + " is not 32 hex digits");
+  }
+  if (!IsInteger(left[5])) {
+    return Status::InvalidArgument("http status " + Quote(left[5]) + " is not an integer");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+bool IsSquidInternalUrl(std::string_view url) noexcept {
+  constexpr std::string_view kInternal = "/squid-internal-";
+  std::string_view path = url;
+  const size_t scheme = url.find("://");
+  if (scheme != std::string_view::npos) {
+    const size_t slash = url.find('/', scheme + 3);
+    if (slash == std::string_view::npos) return false;
+    path = url.substr(slash);
+  }
+  return path.substr(0, kInternal.size()) == kInternal;
+}
+
+Status ParseStoreLogLine(std::string_view line, StoreLogEntry* out) {
+  if (line.size() > kMaxStoreLogLineBytes) {
+    return Status::InvalidArgument("line of '" + std::to_string(line.size()) +
+                                   "' bytes exceeds the limit of '" +
+                                   std::to_string(kMaxStoreLogLineBytes) + "'");
+  }
+  std::array<std::string_view, kLeftFields> left;
+  std::array<std::string_view, kRightFields> right;
+  std::string_view rest = line;
+  const size_t n_left = TakeLeft(&rest, left.data(), kLeftFields);
+  const size_t n_right = TakeRight(&rest, right.data(), kRightFields);
+  const std::string_view content_type = Trim(rest);
+  if (n_left + n_right == 0) return Status::InvalidArgument("empty line");
+  if (n_left < kLeftFields || n_right < kRightFields || content_type.empty()) {
+    const size_t fields = n_left + n_right + (content_type.empty() ? 0 : 1);
+    return Status::InvalidArgument("line has '" + std::to_string(fields) +
+                                   "' fields, expected at least '" + std::to_string(kMinFields) +
+                                   "'");
+  }
+  StoreLogEntry entry;
+  PEERBLOOM_RETURN_IF_ERROR(CheckLeftFields(left.data(), &entry));
+  if (!IsSizes(right[0])) {
+    return Status::InvalidArgument("sizes field " + Quote(right[0]) + " is not 'expected/real'");
+  }
+  entry.action_name = left[1];
+  entry.action = ActionFromName(left[1]);
+  entry.content_type = content_type;
+  entry.method = right[1];
+  entry.url = right[2];
+  entry.squid_internal = IsSquidInternalUrl(entry.url);
+  *out = entry;
+  return Status::Ok();
+}
+
+}  // namespace peerbloom

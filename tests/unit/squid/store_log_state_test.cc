@@ -1,0 +1,162 @@
+#include "peerbloom/squid_store_log_state.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "peerbloom/counting_bloom_filter.h"
+
+namespace peerbloom {
+namespace {
+
+std::vector<std::string> ReadLines(const std::string& name) {
+  std::ifstream in(std::string(PEERBLOOM_SOURCE_DIR) + "/tests/data/squid/" + name);
+  EXPECT_TRUE(in.good()) << name;
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The keys the fixture's README says node A held when the log was cut: obj1..obj5.txt and
+// o4..o300.html (o1..o3 were purged), computed from the URLs, not read from the log.
+std::set<SquidKey> ExpectedLiveKeysOfA() {
+  KeyEncoder encoder(KeyScheme::kSquidMd5);
+  std::set<SquidKey> keys;
+  for (int i = 1; i <= 5; ++i) {
+    keys.insert(encoder.SquidStoreKey("http://127.0.0.1:8080/obj" + std::to_string(i) + ".txt"));
+  }
+  for (int i = 4; i <= 300; ++i) {
+    keys.insert(encoder.SquidStoreKey("http://127.0.0.1:8080/o" + std::to_string(i) + ".html"));
+  }
+  return keys;
+}
+
+std::set<SquidKey> LiveKeys(const StoreLogState& state) {
+  std::set<SquidKey> keys;
+  state.live().ForEach([&](const SquidKey& k) { keys.insert(k); });
+  return keys;
+}
+
+// Applies decisions to a counting filter the way the daemon does.
+struct Replayer {
+  IndexHasher hasher;
+  CountingBloomFilter filter{16, 4};
+  StoreLogState state;
+
+  void Apply(const std::string& line) {
+    SquidKey key;
+    switch (state.ApplyLine(line, &key)) {
+      case StoreLogDecision::kAdd:
+        filter.Add(hasher.Hash(SquidKeyBytes(key)));
+        break;
+      case StoreLogDecision::kRemove:
+        EXPECT_TRUE(filter.Remove(hasher.Hash(SquidKeyBytes(key))));
+        break;
+      case StoreLogDecision::kIgnore:
+      case StoreLogDecision::kMalformed:
+        break;
+    }
+  }
+};
+
+TEST(StoreLogState, ReplayOfALeavesExactlyTheLiveKeys) {
+  const std::vector<std::string> lines = ReadLines("sample_store_A.log");
+  ASSERT_EQ(lines.size(), 389u);
+  Replayer r;
+  for (const std::string& line : lines) r.Apply(line);
+  const std::set<SquidKey> expected = ExpectedLiveKeysOfA();
+  ASSERT_EQ(expected.size(), 302u);
+  EXPECT_EQ(LiveKeys(r.state), expected);
+  const StoreLogCounters& c = r.state.counters();
+  EXPECT_EQ(c.malformed, 0u);
+  EXPECT_EQ(c.lines(), 389u);
+  EXPECT_EQ(c.adds - c.removes, 302u);
+  EXPECT_GT(c.internal, 0u);  // the digest's own RELEASE lines
+  // The counting filter holds the same keys as a filter built straight from the set.
+  CountingBloomFilter direct(16, 4);
+  for (const SquidKey& k : expected) direct.Add(r.hasher.Hash(SquidKeyBytes(k)));
+  EXPECT_EQ(r.filter.raw_cells(), direct.raw_cells());
+  EXPECT_EQ(r.filter.items(), 302u);
+  EXPECT_EQ(r.filter.refused_removes(), 0u);
+}
+
+TEST(StoreLogState, LogOfBParsesWithoutMalformedLines) {
+  const std::vector<std::string> lines = ReadLines("sample_store_B.log");
+  ASSERT_EQ(lines.size(), 136u);
+  Replayer r;
+  for (const std::string& line : lines) r.Apply(line);
+  const StoreLogCounters& c = r.state.counters();
+  EXPECT_EQ(c.malformed, 0u);
+  EXPECT_EQ(c.lines(), 136u);
+  EXPECT_EQ(r.state.live().size(), c.adds - c.removes);
+  EXPECT_EQ(r.filter.refused_removes(), 0u);
+}
+
+std::string Line(std::string_view action, std::string_view key, std::string_view url) {
+  return "1795327317.643 " + std::string(action) + " 00 00000000 " + std::string(key) +
+         "  200 1795327317 1795327306 1795413717 text/plain 1354/1354 GET " + std::string(url);
+}
+
+constexpr std::string_view kK = "1DCD286542CB5C0FEE897C41AB94173F";
+
+TEST(StoreLogState, RepeatedSwapOutDoesNotInflate) {
+  StoreLogState state;
+  SquidKey key;
+  EXPECT_EQ(state.ApplyLine(Line("SWAPOUT", kK, "http://h/a"), &key), StoreLogDecision::kAdd);
+  EXPECT_EQ(SquidKeyHex(key), kK);
+  EXPECT_EQ(state.ApplyLine(Line("SWAPOUT", kK, "http://h/a"), &key), StoreLogDecision::kIgnore);
+  EXPECT_EQ(state.ApplyLine(Line("RELEASE", kK, "?"), &key), StoreLogDecision::kRemove);
+  EXPECT_EQ(state.ApplyLine(Line("RELEASE", kK, "?"), &key), StoreLogDecision::kIgnore);
+  EXPECT_TRUE(state.live().empty());
+  EXPECT_EQ(state.counters().duplicate_swapouts, 1u);
+  EXPECT_EQ(state.counters().unknown_releases, 1u);
+}
+
+TEST(StoreLogState, FailuresInternalsAndUnknownActionsAreIgnored) {
+  StoreLogState state;
+  SquidKey key;
+  EXPECT_EQ(state.ApplyLine(Line("SO_FAIL", kK, "http://h/a"), &key), StoreLogDecision::kIgnore);
+  EXPECT_EQ(state.ApplyLine(Line("SWAPOUT", kK, "http://h:3128/squid-internal-periodic/x"), &key),
+            StoreLogDecision::kIgnore);
+  EXPECT_EQ(state.ApplyLine(Line("SWAPIN", kK, "http://h/a"), &key), StoreLogDecision::kIgnore);
+  EXPECT_TRUE(state.live().empty());
+  const StoreLogCounters& c = state.counters();
+  EXPECT_EQ(c.swapout_failures, 1u);
+  EXPECT_EQ(c.internal, 1u);
+  EXPECT_EQ(c.other_actions, 1u);
+}
+
+TEST(StoreLogState, MalformedLinesAreCountedWithAReason) {
+  StoreLogState state;
+  SquidKey key;
+  Status error;
+  EXPECT_EQ(state.ApplyLine("garbage", &key, &error), StoreLogDecision::kMalformed);
+  EXPECT_EQ(error.message(), "line has '1' fields, expected at least '13'");
+  EXPECT_EQ(state.ApplyLine(Line("SWAPOUT", "XYZ", "http://h/a"), &key),
+            StoreLogDecision::kMalformed);
+  EXPECT_EQ(state.counters().malformed, 2u);
+  EXPECT_TRUE(state.live().empty());
+}
+
+// A snapshot taken half-way and restored into a fresh state, followed by the rest of the
+// log, ends where an uninterrupted replay ends.
+TEST(StoreLogState, SnapshotMidwayThenResume) {
+  const std::vector<std::string> lines = ReadLines("sample_store_A.log");
+  StoreLogState first;
+  SquidKey key;
+  const size_t half = lines.size() / 2;
+  for (size_t i = 0; i < half; ++i) (void)first.ApplyLine(lines[i], &key);
+  std::string snapshot;
+  first.EncodeTo(&snapshot);
+  StoreLogState second(SipKey{42});
+  ASSERT_TRUE(second.DecodeFrom(snapshot, 1000).ok());
+  for (size_t i = half; i < lines.size(); ++i) (void)second.ApplyLine(lines[i], &key);
+  EXPECT_EQ(LiveKeys(second), ExpectedLiveKeysOfA());
+}
+
+}  // namespace
+}  // namespace peerbloom

@@ -1,0 +1,147 @@
+#include "peerbloom/squid_store_log.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace peerbloom {
+namespace {
+
+constexpr std::string_view kSwapOut =
+    "1795327317.643 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F  200 1795327317 "
+    "1795327306 1795413717 text/plain 1354/1354 GET http://127.0.0.1:8080/obj1.txt";
+
+TEST(StoreLogLine, ParsesARealSwapOut) {
+  StoreLogEntry e;
+  ASSERT_TRUE(ParseStoreLogLine(kSwapOut, &e).ok());
+  EXPECT_EQ(e.action, StoreLogAction::kSwapOut);
+  EXPECT_EQ(e.action_name, "SWAPOUT");
+  EXPECT_EQ(SquidKeyHex(e.key), "1DCD286542CB5C0FEE897C41AB94173F");
+  EXPECT_EQ(e.content_type, "text/plain");
+  EXPECT_EQ(e.method, "GET");
+  EXPECT_EQ(e.url, "http://127.0.0.1:8080/obj1.txt");
+  EXPECT_FALSE(e.squid_internal);
+}
+
+// The key column is MD5(0x01 || URL) for a GET: the log and who-has meet on the same bytes.
+TEST(StoreLogLine, KeyIsTheStoreKeyOfTheUrl) {
+  StoreLogEntry e;
+  ASSERT_TRUE(ParseStoreLogLine(kSwapOut, &e).ok());
+  KeyEncoder encoder(KeyScheme::kSquidMd5);
+  EXPECT_EQ(e.key, encoder.SquidStoreKey(e.url));
+}
+
+TEST(StoreLogLine, ActionsAndPaddedFields) {
+  StoreLogEntry e;
+  ASSERT_TRUE(ParseStoreLogLine("1795328056.953 RELEASE -1 FFFFFFFF "
+                                "0500000000000000A77D000000000000  404 1795328056        -1 "
+                                "1795414456 text/html 335/335 GET "
+                                "http://127.0.0.1:8080/fresh1.html",
+                                &e)
+                  .ok());
+  EXPECT_EQ(e.action, StoreLogAction::kRelease);
+  EXPECT_EQ(e.url, "http://127.0.0.1:8080/fresh1.html");
+  ASSERT_TRUE(ParseStoreLogLine("1.5 SO_FAIL 00 00000001 1DCD286542CB5C0FEE897C41AB94173F 200 "
+                                "1 1 1 text/plain -1/0 GET http://h/x",
+                                &e)
+                  .ok());
+  EXPECT_EQ(e.action, StoreLogAction::kSoFail);
+  ASSERT_TRUE(ParseStoreLogLine("1 FROBNICATE 00 00000001 1DCD286542CB5C0FEE897C41AB94173F 200 "
+                                "1 1 1 text/plain 1/1 GET http://h/x",
+                                &e)
+                  .ok());
+  EXPECT_EQ(e.action, StoreLogAction::kOther);
+  EXPECT_EQ(e.action_name, "FROBNICATE");
+}
+
+TEST(StoreLogLine, ContentTypeWithSpacesIsCountedFromBothEnds) {
+  StoreLogEntry e;
+  ASSERT_TRUE(ParseStoreLogLine("1795327317.643 SWAPOUT 00 00000000 "
+                                "1DCD286542CB5C0FEE897C41AB94173F  200 1795327317 1795327306 "
+                                "1795413717 text/html; charset=utf-8 1354/1354 GET "
+                                "http://127.0.0.1:8080/a.html\r",
+                                &e)
+                  .ok());
+  EXPECT_EQ(e.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(e.method, "GET");
+  EXPECT_EQ(e.url, "http://127.0.0.1:8080/a.html");
+}
+
+TEST(StoreLogLine, SquidInternalUrlsAreFlagged) {
+  EXPECT_TRUE(IsSquidInternalUrl("http://127.0.0.1:3128/squid-internal-periodic/store_digest"));
+  EXPECT_TRUE(IsSquidInternalUrl("http://h:3129/squid-internal-mgr/digest_stats"));
+  EXPECT_TRUE(IsSquidInternalUrl("/squid-internal-static/icons/x.png"));
+  EXPECT_FALSE(IsSquidInternalUrl("http://h/o48.html"));
+  EXPECT_FALSE(IsSquidInternalUrl("/o48.html"));
+  EXPECT_FALSE(IsSquidInternalUrl("http://h/a/squid-internal-periodic/x"));
+  EXPECT_FALSE(IsSquidInternalUrl("http://h/squid-internalx"));
+  EXPECT_FALSE(IsSquidInternalUrl("http://squid-internal-host"));
+  EXPECT_FALSE(IsSquidInternalUrl("?"));
+}
+
+Status Parse(std::string_view line) {
+  StoreLogEntry e;
+  return ParseStoreLogLine(line, &e);
+}
+
+TEST(StoreLogLine, MalformedLinesSayWhy) {
+  EXPECT_EQ(Parse("").message(), "empty line");
+  EXPECT_EQ(Parse("   \r").message(), "empty line");
+  EXPECT_EQ(Parse("1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F").message(),
+            "line has '5' fields, expected at least '13'");
+  // Twelve fields: the content type is missing.
+  EXPECT_EQ(Parse("1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F 200 1 1 1 1/1 GET "
+                  "http://h/x")
+                .message(),
+            "line has '12' fields, expected at least '13'");
+  EXPECT_EQ(Parse("x1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F 200 1 1 1 t 1/1 "
+                  "GET http://h/x")
+                .message(),
+            "timestamp 'x1' is not a number");
+  EXPECT_EQ(Parse("1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173 200 1 1 1 t 1/1 GET "
+                  "http://h/x")
+                .message(),
+            "store key '1DCD286542CB5C0FEE897C41AB94173' is not 32 hex digits");
+  EXPECT_EQ(Parse("1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173G 200 1 1 1 t 1/1 GET "
+                  "http://h/x")
+                .message(),
+            "store key '1DCD286542CB5C0FEE897C41AB94173G' is not 32 hex digits");
+  EXPECT_EQ(Parse("1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F OK 1 1 1 t 1/1 GET "
+                  "http://h/x")
+                .message(),
+            "http status 'OK' is not an integer");
+  EXPECT_EQ(Parse("1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F 200 1 1 1 t 11 GET "
+                  "http://h/x")
+                .message(),
+            "sizes field '11' is not 'expected/real'");
+}
+
+TEST(StoreLogLine, OverlongLineIsRefusedUnread) {
+  std::string line(kSwapOut);
+  line.append(kMaxStoreLogLineBytes - line.size(), 'a');
+  EXPECT_TRUE(Parse(line).ok());  // exactly at the limit: the URL just got longer
+  line.push_back('a');
+  EXPECT_EQ(Parse(line).message(), "line of '32769' bytes exceeds the limit of '32768'");
+}
+
+// Every prefix of a valid line either fails with a reason or (once the URL has started)
+// parses with the same key: a torn last line never yields a different key.
+TEST(StoreLogLine, EveryPrefixFailsCleanlyOrKeepsTheKey) {
+  StoreLogEntry full;
+  ASSERT_TRUE(ParseStoreLogLine(kSwapOut, &full).ok());
+  const size_t url_start = kSwapOut.find("http://");
+  for (size_t n = 0; n < kSwapOut.size(); ++n) {
+    StoreLogEntry e;
+    const Status s = ParseStoreLogLine(kSwapOut.substr(0, n), &e);
+    if (n <= url_start) {
+      EXPECT_FALSE(s.ok()) << n;
+      EXPECT_FALSE(s.message().empty());
+    } else {
+      ASSERT_TRUE(s.ok()) << n;
+      EXPECT_EQ(e.key, full.key);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace peerbloom
