@@ -31,7 +31,9 @@ enum class BodyEncoding : uint8_t {
   kZstd = 1,        // the raw body compressed with zstd
   kGolombRice = 2,  // gaps between set (or flipped) positions, Golomb-Rice coded
 };
+// "raw", "zstd", "golomb-rice"; parsing accepts exactly these names.
 std::string_view BodyEncodingName(BodyEncoding encoding) noexcept;
+std::optional<BodyEncoding> ParseBodyEncoding(std::string_view name) noexcept;
 
 // Node ids: 1..64 bytes of [A-Za-z0-9._:-]. They travel on the wire and appear in answers.
 inline constexpr size_t kMaxNodeIdBytes = 64;
@@ -92,9 +94,15 @@ Status ComputeDelta(const Summary& from, const Summary& to, SummaryDelta* out);
 Status EncodeDelta(const SummaryDelta& delta, std::string* out);
 Status DecodeDelta(std::string_view bytes, const DecodeLimits& limits, SummaryDelta* out);
 // Applies a delta to its base. OutOfRange (ask the origin for a full summary) when the base
-// is not (origin, epoch, base_version) with the same geometry; Corruption when the result's
-// digest differs (base is then left unchanged).
+// is not (origin, epoch, base_version) with the same geometry and schemes; InvalidArgument
+// when the positions are not strictly ascending below the size; Corruption when the result's
+// digest differs. The base is left unchanged on any error. Costs O(filter) for the digest of
+// the base.
 Status ApplyDelta(const SummaryDelta& delta, Summary* base);
+// The same in O(flips): `base_digest` holds FilterDigest(base->filter) on entry and the
+// digest of the result on success. A wrong digest on entry fails as Corruption, never
+// silently.
+Status ApplyDelta(const SummaryDelta& delta, Summary* base, uint64_t* base_digest);
 
 // Reads just enough of an encoded message to tell what it is, without decoding the body.
 struct MessageHeader {

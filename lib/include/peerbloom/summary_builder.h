@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "peerbloom/counting_bloom_filter.h"
 #include "peerbloom/status.h"
@@ -26,6 +27,8 @@ struct SummaryBuilderOptions {
   std::string origin;  // this node's id
   uint64_t epoch = 0;
   KeyScheme key_scheme = KeyScheme::kSquidMd5;
+  // Default: kSipHash13x2. How the counting filter's positions were computed.
+  HashScheme hash_scheme = HashScheme::kSipHash13x2;
   // Default: 0.01. The summary's estimated false-positive rate target.
   double target_fpr = 0.01;
   // Default: 10. Summaries never fold below 2^min_log2_bits bits.
@@ -37,13 +40,18 @@ struct SummaryBuilderOptions {
 
 struct Publication {
   bool changed = false;     // false: nothing to send
-  bool full = false;        // true: `summary` is a new full summary (new geometry or first)
+  bool full = false;        // true: current() is a new full summary (new geometry or first)
   SummaryDelta delta;       // when changed && !full
-  double changed_fraction = 0.0;  // flipped bits / summary bits
+  double changed_fraction = 0.0;  // flipped bits / summary bits (1 for a full summary)
 };
+
+// InvalidArgument unless the origin is a node id, 0 < target_fpr < 1, shrink_headroom >= 0
+// and kMinLog2Bits <= min_log2_bits <= kMaxLog2Bits.
+Status ValidateSummaryBuilderOptions(const SummaryBuilderOptions& options);
 
 class SummaryBuilder {
  public:
+  // Publish() fails with ValidateSummaryBuilderOptions' error if the options are invalid.
   SummaryBuilder(const CountingBloomFilter* filter, SummaryBuilderOptions options);
   SummaryBuilder(const SummaryBuilder&) = delete;
   SummaryBuilder& operator=(const SummaryBuilder&) = delete;
@@ -55,11 +63,30 @@ class SummaryBuilder {
   // Brings the summary up to date. The first call always yields a full summary.
   Status Publish(Publication* out);
   // The summary as of the last Publish().
-  const Summary& current() const noexcept;
+  const Summary& current() const noexcept { return current_; }
+  // FilterDigest(current().filter).
+  uint64_t digest() const noexcept { return digest_; }
 
  private:
-  class Impl;
-  // (implementation-defined members)
+  unsigned ChooseLog2Bits() const noexcept;
+  Status PublishFull(unsigned log2_bits, Publication* out);
+  void PublishDelta(Publication* out);
+  std::vector<uint64_t> CollectFlips() const;
+  void ResetDirty();
+
+  const CountingBloomFilter* filter_;
+  SummaryBuilderOptions options_;
+  Status options_status_;
+  Summary current_;
+  uint64_t digest_ = 0;  // FilterDigest(current_.filter), kept in O(flips)
+  bool published_ = false;
+  // Summary positions touched since the last publication, unsorted, with repeats. Bounded by
+  // dirty_cap_ (capacity reserved up front, so Touch never allocates); past it the next
+  // publication re-projects the whole filter and diffs, which is then as cheap.
+  std::vector<uint64_t> dirty_;
+  size_t dirty_cap_ = 0;
+  bool dirty_overflow_ = false;
+  uint64_t touched_ = 0;
 };
 
 }  // namespace peerbloom

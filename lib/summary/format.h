@@ -1,0 +1,77 @@
+// The summary wire format's frozen constants and its header, in one place.
+//
+// docs/summary-format.md is the specification, with the byte layout. Everything here is
+// frozen: never renumber, never move a field. A change that an older reader can skip (a new
+// header field appended after the origin) bumps kFormatVersion only; a change an older reader
+// would misread bumps kMinReaderVersion as well.
+#ifndef PEERBLOOM_LIB_SUMMARY_FORMAT_H_
+#define PEERBLOOM_LIB_SUMMARY_FORMAT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "peerbloom/hash.h"
+#include "peerbloom/key_scheme.h"
+#include "peerbloom/status.h"
+#include "peerbloom/summary.h"
+
+namespace peerbloom::summary_internal {
+
+inline constexpr std::string_view kMagic = "PBSM";
+// The version this code writes.
+inline constexpr uint8_t kFormatVersion = 1;
+// The oldest reader that can read what this code writes.
+inline constexpr uint8_t kMinReaderVersion = 1;
+// The newest format this code can read (messages may be newer if their minimum allows it).
+inline constexpr uint8_t kReaderVersion = 1;
+
+inline constexpr size_t kPrefixBytes = 8;        // magic, versions, header length
+inline constexpr size_t kFixedHeaderBytes = 64;  // everything before the origin
+inline constexpr size_t kChecksumBytes = 8;      // XXH3-64 (seed 0) trailer
+
+// zstd bodies: writers never use a window above 2^kZstdMaxWindowLog bytes nor above the raw
+// body's size rounded up to a power of two; readers accept windows up to that raw size.
+inline constexpr unsigned kZstdMaxWindowLog = 23;
+inline constexpr unsigned kZstdMinWindowLog = 10;
+// The largest raw body (2^kMaxLog2Bits bits) is 2^31 bytes, zstd's 64-bit window maximum.
+inline constexpr unsigned kZstdReaderMaxWindowLog = 31;
+inline constexpr int kZstdLevel = 3;
+
+// Gap-coded bodies start with count (u64) and divisor (u64).
+inline constexpr size_t kGolombBodyPrefixBytes = 16;
+
+// The header fields as they travel. `origin` and `body` view the message's bytes.
+struct WireHeader {
+  uint8_t format_version = kFormatVersion;
+  uint8_t min_reader_version = kMinReaderVersion;
+  MessageKind kind = MessageKind::kFullSummary;
+  KeyScheme key_scheme = KeyScheme::kRaw;
+  HashScheme hash_scheme = HashScheme::kSipHash13x2;
+  unsigned k = 1;
+  unsigned log2_bits = 0;
+  BodyEncoding body_encoding = BodyEncoding::kRaw;
+  std::string_view origin;
+  uint64_t epoch = 0;
+  uint64_t version = 0;
+  uint64_t base_version = 0;
+  uint64_t estimated_items = 0;
+  uint64_t digest = 0;  // FilterDigest of the filter described (after the delta, for deltas)
+};
+
+// XXH3-64 with seed 0 of every byte before the checksum.
+uint64_t MessageChecksum(std::string_view bytes) noexcept;
+
+// Appends header, body and checksum. REQUIRES: a valid origin (at most kMaxNodeIdBytes).
+void WriteMessage(const WireHeader& header, std::string_view body, std::string* out);
+
+// Checks everything but the body's contents: size and limits, magic, versions, lengths,
+// checksum, known schemes and encoding, node id, geometry, versions. On success `header`
+// and `body` view `bytes`.
+Status ParseMessage(std::string_view bytes, const DecodeLimits& limits, WireHeader* header,
+                    std::string_view* body);
+
+}  // namespace peerbloom::summary_internal
+
+#endif  // PEERBLOOM_LIB_SUMMARY_FORMAT_H_
