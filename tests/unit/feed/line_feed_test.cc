@@ -1,0 +1,120 @@
+#include "peerbloom/feed.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace peerbloom {
+namespace {
+
+constexpr std::string_view kHex = "1DCD286542CB5C0FEE897C41AB94173F";
+
+FeedLine ParseOk(std::string_view line, KeyScheme scheme = KeyScheme::kSquidMd5) {
+  FeedLine out;
+  const Status s = ParseFeedLine(line, scheme, &out);
+  EXPECT_TRUE(s.ok()) << "'" << line << "': " << s.ToString();
+  return out;
+}
+
+std::string Error(std::string_view line, KeyScheme scheme = KeyScheme::kSquidMd5) {
+  FeedLine out;
+  const Status s = ParseFeedLine(line, scheme, &out);
+  EXPECT_TRUE(s.IsInvalidArgument()) << "'" << line << "'";
+  return s.message();
+}
+
+TEST(FeedLine, BlankLinesAndCommentsDoNothing) {
+  for (std::string_view line : {"", "   ", "\t\r", "# a comment", "   # indented", "#+ x"}) {
+    EXPECT_EQ(ParseOk(line).op, FeedOp::kNone) << "'" << line << "'";
+  }
+}
+
+TEST(FeedLine, KeyCommands) {
+  // The parsed text points into the line, so the lines must outlive the results.
+  const std::string add = "+ " + std::string(kHex);
+  const std::string remove = "-\t" + std::string(kHex) + " \r";
+  FeedLine l = ParseOk(add);
+  EXPECT_EQ(l.op, FeedOp::kAdd);
+  EXPECT_EQ(l.subject, FeedSubject::kKey);
+  EXPECT_EQ(l.text, kHex);
+  l = ParseOk(remove);
+  EXPECT_EQ(l.op, FeedOp::kRemove);
+  EXPECT_EQ(l.text, kHex);
+  l = ParseOk("+ some-opaque-id/42", KeyScheme::kRaw);
+  EXPECT_EQ(l.op, FeedOp::kAdd);
+  EXPECT_EQ(l.text, "some-opaque-id/42");
+}
+
+TEST(FeedLine, UrlCommandsAndBareUrls) {
+  FeedLine l = ParseOk("+url http://example.com/a?b=c");
+  EXPECT_EQ(l.op, FeedOp::kAdd);
+  EXPECT_EQ(l.subject, FeedSubject::kUrl);
+  EXPECT_EQ(l.text, "http://example.com/a?b=c");
+  l = ParseOk("-url https://example.com/x");
+  EXPECT_EQ(l.op, FeedOp::kRemove);
+  EXPECT_EQ(l.subject, FeedSubject::kUrl);
+  l = ParseOk("  http://example.com/bare  ");
+  EXPECT_EQ(l.op, FeedOp::kAdd);
+  EXPECT_EQ(l.subject, FeedSubject::kUrl);
+  EXPECT_EQ(l.text, "http://example.com/bare");
+}
+
+TEST(FeedLine, MalformedLinesSayWhy) {
+  EXPECT_EQ(Error("+"), "'+' needs an argument");
+  EXPECT_EQ(Error("-url   "), "'-url' needs an argument");
+  EXPECT_EQ(Error("+ 1234"), "key '1234' is not 32 hex digits");
+  EXPECT_EQ(Error("+ " + std::string(kHex) + " extra"),
+            "unexpected text 'extra' after '" + std::string(kHex) + "'");
+  EXPECT_EQ(Error("+url not-a-url"), "'not-a-url' is not an absolute url");
+  EXPECT_EQ(Error("+url ://x"), "'://x' is not an absolute url");
+  EXPECT_EQ(Error("+url http://"), "'http://' is not an absolute url");
+  EXPECT_EQ(Error("+url 1http://x"), "'1http://x' is not an absolute url");
+  EXPECT_EQ(Error("http://a/b trailing"), "unexpected text 'trailing' after url 'http://a/b'");
+  EXPECT_EQ(Error("add http://a/b"),
+            "unknown command 'add' (expected '+', '-', '+url', '-url', a url or '#')");
+  EXPECT_EQ(Error("+key x"),
+            "unknown command '+key' (expected '+', '-', '+url', '-url', a url or '#')");
+  EXPECT_EQ(Error(std::string("+ a\x01"
+                              "b"),
+                  KeyScheme::kRaw),
+            "argument 'a\x01"
+            "b' contains a control byte");
+}
+
+TEST(FeedLine, OverlongLineIsRefused) {
+  std::string line = "+url http://h/";
+  line.append(kMaxFeedLineBytes - line.size(), 'a');
+  EXPECT_EQ(ParseOk(line).op, FeedOp::kAdd);
+  line.push_back('a');
+  EXPECT_EQ(Error(line), "line of '32769' bytes exceeds the limit of '32768'");
+}
+
+TEST(FeedLine, KeyBytesFollowTheScheme) {
+  KeyEncoder md5(KeyScheme::kSquidMd5);
+  std::string bytes;
+  ASSERT_TRUE(FeedLineKeyBytes(ParseOk("+url http://h/a"), &md5, &bytes).ok());
+  const SquidKey expected = md5.SquidStoreKey("http://h/a");
+  EXPECT_EQ(bytes, std::string(reinterpret_cast<const char*>(expected.data()), 16));
+  const std::string remove = "- " + SquidKeyHex(expected);
+  ASSERT_TRUE(FeedLineKeyBytes(ParseOk(remove), &md5, &bytes).ok());
+  EXPECT_EQ(bytes, std::string(reinterpret_cast<const char*>(expected.data()), 16));
+
+  KeyEncoder raw(KeyScheme::kRaw);
+  ASSERT_TRUE(FeedLineKeyBytes(ParseOk("http://h/a", KeyScheme::kRaw), &raw, &bytes).ok());
+  EXPECT_EQ(bytes, "http://h/a");
+  ASSERT_TRUE(FeedLineKeyBytes(ParseOk("+ obj-7", KeyScheme::kRaw), &raw, &bytes).ok());
+  EXPECT_EQ(bytes, "obj-7");
+  EXPECT_EQ(FeedLineKeyBytes(FeedLine(), &raw, &bytes).message(), "line has no key");
+}
+
+TEST(FeedLine, UrlShape) {
+  EXPECT_TRUE(LooksLikeUrl("http://a"));
+  EXPECT_TRUE(LooksLikeUrl("svn+ssh://a/b"));
+  EXPECT_FALSE(LooksLikeUrl("http://a b"));
+  EXPECT_FALSE(LooksLikeUrl("ht tp://a"));
+  EXPECT_FALSE(LooksLikeUrl("/path"));
+  EXPECT_FALSE(LooksLikeUrl(""));
+}
+
+}  // namespace
+}  // namespace peerbloom
