@@ -138,8 +138,8 @@ Status PeerIndex::Flip(Slot slot, std::span<const uint64_t> positions) {
   for (uint64_t pos : positions) {
     if (pos > g->mask()) {
       return Status::InvalidArgument("position '" + std::to_string(pos) +
-                                     "' outside a filter of 2^" +
-                                     std::to_string(g->log2_bits()) + " bits");
+                                     "' outside a filter of 2^" + std::to_string(g->log2_bits()) +
+                                     " bits");
     }
   }
   uint64_t digest = info->digest;

@@ -101,8 +101,8 @@ Status DecodeHeader(Reader* r, WireHeader* h) {
   if (!r->U8(&h->version) || !r->U8(&h->min_reader_version)) return Truncated("version");
   if (h->min_reader_version == 0 || h->min_reader_version > h->version) {
     return Status::Corruption("bad frame version '" + std::to_string(h->version) +
-                              "' with minimum reader '" +
-                              std::to_string(h->min_reader_version) + "'");
+                              "' with minimum reader '" + std::to_string(h->min_reader_version) +
+                              "'");
   }
   if (h->min_reader_version > kWireVersion) {
     return Status::NotSupported("frame needs reader version '" +
@@ -161,8 +161,8 @@ Status DecodeCount(Reader* r, const WireLimits& limits, std::string_view field, 
   if (!r->Varint(&count)) return Truncated(field);
   if (count > limits.max_entries) {
     return Status::ResourceExhausted(std::string(field) + " '" + std::to_string(count) +
-                                     "' exceeds the limit '" +
-                                     std::to_string(limits.max_entries) + "'");
+                                     "' exceeds the limit '" + std::to_string(limits.max_entries) +
+                                     "'");
   }
   // Each entry takes at least 2 bytes: a count larger than the rest is a lie.
   if (count > r->remaining() / 2) return Truncated(field);

@@ -34,6 +34,7 @@
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/status.h"
 #include "peerbloom/summary.h"
+#include "peerbloom/wire.h"
 
 namespace peerbloom {
 
@@ -46,10 +47,10 @@ struct Seed {
 };
 
 struct GossipOptions {
-  std::string node_id;   // REQUIRES: IsValidNodeId
-  std::string endpoint;  // this node's advertised peer endpoint, e.g. "tcp://127.0.0.1:7401"
-  std::string public_key;    // this node's CURVE public key (Z85), advertised to members
-  std::vector<Seed> seeds;   // peers to join through
+  std::string node_id;      // REQUIRES: IsValidNodeId
+  std::string endpoint;     // this node's advertised peer endpoint, e.g. "tcp://127.0.0.1:7401"
+  std::string public_key;   // this node's CURVE public key (Z85), advertised to members
+  std::vector<Seed> seeds;  // peers to join through
   KeyScheme key_scheme = KeyScheme::kSquidMd5;
   // Default: 1000. Deltas go out at this period when something changed.
   int64_t gossip_interval_ms = 1000;
@@ -64,7 +65,27 @@ struct GossipOptions {
   // Default: 0 (forever). Dead members are forgotten after this, 0 keeps them listed as dead.
   int64_t forget_dead_after_ms = 0;
   DecodeLimits limits;
+
+  // Additions (docs/gossip.md).
+  // Default: 0. ClusterTag(cluster secret): frames carrying another tag are refused.
+  uint64_t cluster_tag = 0;
+  // Default: 0. Seeds the engine's random choices (neighbours, anti-entropy partner), mixed
+  // with the node id. Tests fix it; the daemon should pass a random value.
+  uint64_t rng_seed = 0;
+  // Default: 0, meaning failure_timeout_ms / 4. How often this node's heartbeat advances (and
+  // so how often every member's heartbeat is gossiped). Must be below failure_timeout_ms / 2.
+  int64_t heartbeat_interval_ms = 0;
+  // Default: 64 MiB. Bytes queued for one endpoint between TakeOutgoing() calls; frames that
+  // do not fit are dropped and counted (receivers repair: a lost delta is a gap -> resync).
+  size_t max_pending_bytes_per_endpoint = size_t{64} << 20;
+  // Default: 1024. Members known at most (this node excluded); more are ignored and counted.
+  size_t max_members = 1024;
+  WireLimits wire_limits;
 };
+
+// InvalidArgument naming the first bad field of `options`, Ok otherwise. The GossipEngine
+// constructor REQUIRES options that pass.
+Status ValidateGossipOptions(const GossipOptions& options);
 
 struct Outgoing {
   std::string endpoint;    // where to send
@@ -85,7 +106,8 @@ struct PeerInfo {
   std::string endpoint;
   std::string public_key;
   bool alive = false;
-  bool neighbour = false;  // currently linked directly
+  bool neighbour = false;  // currently linked directly (either side chose the link)
+  bool chosen = false;     // in this node's own neighbour set (a seed or a random pick)
   bool imported = false;
   uint64_t epoch = 0;
   uint64_t version = 0;
@@ -93,8 +115,8 @@ struct PeerInfo {
   uint64_t estimated_items = 0;
   unsigned k = 0;
   unsigned log2_bits = 0;
-  int64_t last_heard_ms = 0;       // local time its heartbeat last advanced
-  int64_t summary_received_ms = 0; // local time its current summary version arrived
+  int64_t last_heard_ms = 0;        // local time its heartbeat last advanced
+  int64_t summary_received_ms = 0;  // local time its current summary version arrived
 };
 
 struct GossipStats {
@@ -102,13 +124,22 @@ struct GossipStats {
   uint64_t messages_out = 0;
   uint64_t bytes_in = 0;
   uint64_t bytes_out = 0;
-  uint64_t malformed_in = 0;      // refused by OnMessage
+  uint64_t malformed_in = 0;  // refused by OnMessage
   uint64_t full_summaries_in = 0;
   uint64_t full_summaries_out = 0;
   uint64_t deltas_in = 0;
   uint64_t deltas_out = 0;
   uint64_t resyncs_requested = 0;  // gaps or digest mismatches that asked for a full summary
   uint64_t stale_dropped = 0;      // older versions or epochs than held
+  // Additions.
+  uint64_t deltas_relayed = 0;  // received deltas forwarded to neighbours
+  uint64_t digests_in = 0;
+  uint64_t digests_out = 0;
+  uint64_t requests_in = 0;    // request-full frames received
+  uint64_t queue_dropped = 0;  // frames dropped by the per-endpoint byte cap
+  uint64_t queue_dropped_bytes = 0;
+  uint64_t members_refused = 0;        // new members ignored at max_members
+  uint64_t local_publish_refused = 0;  // PublishDelta calls that did not fit the held summary
 };
 
 class GossipEngine {
@@ -119,7 +150,9 @@ class GossipEngine {
   GossipEngine& operator=(const GossipEngine&) = delete;
 
   // The local node's summary changed. Full: at start and whenever its geometry changes.
-  // Delta: otherwise, base_version must be the previous published version.
+  // Delta: otherwise, base_version must be the previous published version. A delta that does
+  // not fit the held summary (origin, epoch, base, geometry or result digest) is not applied
+  // and counts in stats().local_publish_refused: the caller should PublishFull then.
   void PublishFull(const Summary& summary, int64_t now_ms);
   void PublishDelta(const SummaryDelta& delta, int64_t now_ms);
   // Sends pending local deltas at once instead of waiting for the gossip interval (the
@@ -148,6 +181,7 @@ class GossipEngine {
   void WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
               std::vector<PeerMatch>* out) const;
 
+  // Every known member except this node, alive or dead, sorted by node id.
   std::vector<PeerInfo> Peers(int64_t now_ms) const;
   const GossipStats& stats() const;
   // The latest summary held for a node (for `summary dump`). NotFound if none.

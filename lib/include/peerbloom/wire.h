@@ -57,7 +57,7 @@ inline constexpr size_t kCurveKeyZ85Bytes = 40;
 uint64_t ClusterTag(std::string_view cluster_secret);
 
 struct WireHeader {
-  uint8_t version = kWireVersion;                   // set by the encoder
+  uint8_t version = kWireVersion;                      // set by the encoder
   uint8_t min_reader_version = kWireMinReaderVersion;  // set by the encoder
   WireType type = WireType::kDigest;
   uint8_t flags = 0;
@@ -74,13 +74,13 @@ struct DigestEntry {
   std::string origin;  // IsValidNodeId
   uint64_t epoch = 0;
   uint64_t heartbeat = 0;
-  bool alive = false;            // the sender currently considers it alive
-  bool has_summary = false;      // the sender holds a summary of it
-  uint64_t version = 0;          // when has_summary
-  uint64_t filter_digest = 0;    // when has_summary: FilterDigest of the held summary
-  bool has_contact = false;      // endpoint and public key follow
-  std::string endpoint;          // when has_contact
-  std::string public_key;        // when has_contact: empty or 40 Z85 characters
+  bool alive = false;          // the sender currently considers it alive
+  bool has_summary = false;    // the sender holds a summary of it
+  uint64_t version = 0;        // when has_summary
+  uint64_t filter_digest = 0;  // when has_summary: FilterDigest of the held summary
+  bool has_contact = false;    // endpoint and public key follow
+  std::string endpoint;        // when has_contact
+  std::string public_key;      // when has_contact: empty or 40 Z85 characters
   bool operator==(const DigestEntry&) const = default;
 };
 

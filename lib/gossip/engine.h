@@ -1,0 +1,184 @@
+// GossipEngine::Impl: the state behind peerbloom/gossip.h, split over
+//  gossip_engine.cc  public entry points, options validation
+//  membership.cc     members, liveness, neighbour choice, who-has, peers
+//  receive.cc        OnMessage: digests, full summaries, deltas, requests
+//  rounds.cc         OnTick: heartbeats, gossip rounds, anti-entropy, local publications
+//  outbox.cc         frames out, per-endpoint byte caps
+// docs/gossip.md describes the protocol these implement.
+#ifndef PEERBLOOM_LIB_GOSSIP_ENGINE_H_
+#define PEERBLOOM_LIB_GOSSIP_ENGINE_H_
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "peerbloom/gossip.h"
+#include "peerbloom/peer_index.h"
+#include "peerbloom/summary.h"
+#include "peerbloom/wire.h"
+
+namespace peerbloom {
+
+inline constexpr int64_t kNeverMs = INT64_MIN / 4;
+
+// What this node knows of another.
+struct Member {
+  std::string id;
+  std::string endpoint;  // empty until learned
+  std::string public_key;
+  uint64_t epoch = 0;
+  uint64_t heartbeat = 0;
+  int64_t last_heard_ms = kNeverMs;  // local time (epoch, heartbeat) last advanced
+  int64_t created_ms = 0;            // local time it was first learned
+  bool was_alive = false;            // liveness at the last round, to see transitions
+  bool fresh = false;                // advanced since the last round: gossip it
+  bool contact_fresh = false;        // contact changed since the last round: gossip it
+  // The held summary; its bits live in the index.
+  bool has_summary = false;
+  uint64_t version = 0;
+  uint64_t estimated_items = 0;
+  KeyScheme key_scheme = KeyScheme::kRaw;
+  PeerIndex::Slot slot = PeerIndex::kNoSlot;
+  int64_t summary_received_ms = 0;
+  int64_t full_requested_ms = kNeverMs;  // last resync request, to ask once per window
+  // Links.
+  bool chosen = false;                  // picked at random into the neighbour set
+  int64_t inbound_until_ms = kNeverMs;  // it chose us: keep the reverse link until then
+};
+
+struct SeedState {
+  Seed seed;
+  std::string member_id;  // resolved when a frame from its endpoint arrives
+  int64_t next_join_ms = 0;
+};
+
+// A destination of round traffic.
+struct LinkTarget {
+  std::string endpoint;
+  std::string public_key;
+  std::string member_id;
+  bool chosen = false;  // frames carry kWireFlagNeighbour
+};
+
+class GossipEngine::Impl {
+ public:
+  explicit Impl(GossipOptions options);
+
+  // gossip_engine.cc / rounds.cc
+  void PublishFull(const Summary& summary, int64_t now_ms);
+  void PublishDelta(const SummaryDelta& delta, int64_t now_ms);
+  void FlushNow(int64_t now_ms);
+  void OnTick(int64_t now_ms);
+  int64_t NextDeadline() const;
+  void SetSeeds(std::vector<Seed> seeds, int64_t now_ms);
+  // receive.cc
+  Status OnMessage(std::string_view payload, int64_t now_ms);
+  // membership.cc
+  void WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
+              std::vector<PeerMatch>* out) const;
+  std::vector<PeerInfo> Peers(int64_t now_ms) const;
+  Status GetSummary(std::string_view node_id, Summary* out) const;
+  // outbox.cc
+  std::vector<Outgoing> TakeOutgoing();
+  std::vector<std::string> TakeDropped();
+
+  const GossipStats& stats() const { return stats_; }
+
+ private:
+  // membership.cc
+  bool Alive(const Member& m, int64_t now_ms) const;
+  Member* Find(std::string_view id);
+  const Member* Find(std::string_view id) const;
+  Member* FindOrAdd(std::string_view id, int64_t now_ms);
+  // Records (epoch, heartbeat) of a member; returns true when it advanced.
+  bool Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms);
+  void DropSummary(Member* m);
+  void Forget(const std::string& id);
+  bool IsSeed(const Member& m) const;
+  bool IsLinked(const Member& m, int64_t now_ms) const;
+  void RefreshNeighbours(int64_t now_ms);
+  std::vector<LinkTarget> Targets(int64_t now_ms) const;
+  void ResolveSeeds(const Member& m);
+
+  // receive.cc
+  Status Dispatch(const WireFrame& frame, int64_t now_ms);
+  Member* AcceptSender(const WireHeader& h, int64_t now_ms);
+  void OnDigest(const WireFrame& frame, Member* sender, int64_t now_ms);
+  void MergeEntry(const DigestEntry& e, int64_t now_ms);
+  void PushMissing(const WireFrame& frame, Member* sender, int64_t now_ms);
+  void OnFull(const Summary& summary, Member* sender, int64_t now_ms);
+  void OnDelta(const WireFrame& frame, const SummaryDelta& delta, Member* sender, int64_t now_ms);
+  void StoreFull(const Summary& summary, Member* m, int64_t now_ms);
+  void OnRequests(const WireFrame& frame, Member* sender, int64_t now_ms);
+  // Adds (origin, epoch) to *requests unless one was asked for within the retry window.
+  void WantFull(Member* m, std::vector<FullRequest>* requests, int64_t now_ms);
+  void Resync(Member* sender, Member* m, int64_t now_ms);
+  void SendRequests(const Member& sender, const std::vector<FullRequest>& requests);
+  void Relay(const WireFrame& frame, const std::string& from, const std::string& origin,
+             int64_t now_ms);
+
+  // rounds.cc
+  void Start(int64_t now_ms);
+  void Round(int64_t now_ms);
+  void AntiEntropy(int64_t now_ms);
+  void RetryJoins(int64_t now_ms);
+  void SendOwnUpdates(int64_t now_ms);
+  void SendHeartbeatDigests(int64_t now_ms);
+  void ForgetDead(int64_t now_ms);
+  void SendJoinDigest(const std::string& endpoint, const std::string& public_key, bool chosen,
+                      int64_t now_ms);
+  DigestEntry SelfEntry() const;
+  DigestEntry EntryOf(const Member& m, bool with_contact, int64_t now_ms) const;
+  DigestBody CompleteDigest(uint8_t flags, int64_t now_ms) const;
+
+  // outbox.cc
+  WireHeader Header(bool chosen) const;
+  void Send(const std::string& endpoint, const std::string& public_key, std::string payload,
+            WireType type);
+  void SendDigest(const std::string& endpoint, const std::string& public_key, bool chosen,
+                  const DigestBody& body);
+  void SendSummaryBytes(const std::string& endpoint, const std::string& public_key, bool chosen,
+                        WireType type, std::string_view codec_bytes);
+  // Encodes a held summary (this node's or a member's); false when none is held.
+  bool EncodeHeld(const std::string& origin, std::string* codec_bytes);
+  void NoteDropped(const std::string& endpoint);
+
+  GossipOptions opt_;
+  int64_t heartbeat_interval_ms_;
+  std::mt19937_64 rng_;
+  bool started_ = false;
+  int64_t next_round_ms_ = 0;
+  int64_t next_heartbeat_ms_ = 0;
+  int64_t next_anti_entropy_ms_ = 0;
+  int64_t next_shuffle_ms_ = 0;
+
+  // This node.
+  uint64_t heartbeat_ = 0;
+  bool self_fresh_ = false;
+  bool has_own_ = false;
+  Summary own_;
+  uint64_t own_digest_ = 0;
+  uint64_t announced_version_ = 0;  // what neighbours were last sent
+  uint64_t announced_digest_ = 0;
+  int64_t announced_ms_ = 0;
+  bool own_full_pending_ = false;
+  std::vector<uint64_t> pending_flips_;  // since the announced version, unsorted
+  std::string own_encoded_;              // cache of EncodeSummary(own_), empty when stale
+
+  std::map<std::string, Member, std::less<>> members_;
+  std::vector<SeedState> seeds_;
+  PeerIndex index_;
+  std::vector<std::string> slot_owner_;  // PeerIndex slot -> member id
+
+  std::vector<Outgoing> outgoing_;
+  std::unordered_map<std::string, size_t> pending_bytes_;
+  std::vector<std::string> dropped_;
+  GossipStats stats_;
+};
+
+}  // namespace peerbloom
+
+#endif  // PEERBLOOM_LIB_GOSSIP_ENGINE_H_

@@ -1,0 +1,279 @@
+// OnMessage: one frame from a peer. Bytes are decoded and checked in full before any state
+// changes, so a refused frame changes nothing but the counters.
+#include <string>
+#include <unordered_map>
+
+#include "lib/gossip/engine.h"
+
+namespace peerbloom {
+
+Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms) {
+  if (!started_) Start(now_ms);
+  ++stats_.messages_in;
+  stats_.bytes_in += payload.size();
+  WireFrame frame;
+  Status s = DecodeFrame(payload, opt_.wire_limits, &frame);
+  if (s.ok() && frame.header.cluster_tag != opt_.cluster_tag) {
+    s = Status::InvalidArgument("frame of another cluster (tag '" +
+                                std::to_string(frame.header.cluster_tag) + "')");
+  }
+  if (s.ok() && frame.header.sender_id == opt_.node_id) {
+    s = Status::InvalidArgument("frame from this node itself");
+  }
+  if (s.ok()) s = Dispatch(frame, now_ms);
+  if (!s.ok()) ++stats_.malformed_in;
+  return s;
+}
+
+Status GossipEngine::Impl::Dispatch(const WireFrame& frame, int64_t now_ms) {
+  Summary summary;
+  SummaryDelta delta;
+  const WireType type = frame.header.type;
+  if (type == WireType::kFullSummary) {
+    PEERBLOOM_RETURN_IF_ERROR(DecodeSummary(frame.summary_bytes, opt_.limits, &summary));
+    if (summary.key_scheme != opt_.key_scheme) {
+      return Status::InvalidArgument("summary of key scheme '" +
+                                     std::string(KeySchemeName(summary.key_scheme)) + "'");
+    }
+    if (summary.hash_scheme != HashScheme::kSipHash13x2) {
+      return Status::NotSupported("summary hash scheme '" +
+                                  std::to_string(static_cast<int>(summary.hash_scheme)) + "'");
+    }
+  } else if (type == WireType::kDelta) {
+    PEERBLOOM_RETURN_IF_ERROR(DecodeDelta(frame.summary_bytes, opt_.limits, &delta));
+    if (delta.key_scheme != opt_.key_scheme) {
+      return Status::InvalidArgument("delta of key scheme '" +
+                                     std::string(KeySchemeName(delta.key_scheme)) + "'");
+    }
+  }
+  Member* sender = AcceptSender(frame.header, now_ms);
+  if (sender == nullptr) return Status::ResourceExhausted("member table is full");
+  if (frame.header.sender_epoch < sender->epoch) {
+    ++stats_.stale_dropped;  // a frame of an older incarnation
+    return Status::Ok();
+  }
+  switch (type) {
+    case WireType::kDigest:
+      OnDigest(frame, sender, now_ms);
+      break;
+    case WireType::kFullSummary:
+      OnFull(summary, sender, now_ms);
+      break;
+    case WireType::kDelta:
+      OnDelta(frame, delta, sender, now_ms);
+      break;
+    case WireType::kRequestFull:
+      OnRequests(frame, sender, now_ms);
+      break;
+    case WireType::kBroadcast:
+      break;
+  }
+  return Status::Ok();
+}
+
+// A frame is heard directly: its sender's contact, liveness and link come from the header.
+Member* GossipEngine::Impl::AcceptSender(const WireHeader& h, int64_t now_ms) {
+  Member* m = FindOrAdd(h.sender_id, now_ms);
+  if (m == nullptr) return nullptr;
+  if (h.sender_epoch < m->epoch) return m;
+  if (m->endpoint != h.sender_endpoint || m->public_key != h.sender_public_key) {
+    m->endpoint = h.sender_endpoint;
+    m->public_key = h.sender_public_key;
+    m->contact_fresh = true;
+    ResolveSeeds(*m);
+  }
+  Observe(m, h.sender_epoch, h.sender_heartbeat, now_ms);
+  if ((h.flags & kWireFlagNeighbour) != 0) {
+    m->inbound_until_ms = now_ms + opt_.failure_timeout_ms;
+  }
+  return m;
+}
+
+void GossipEngine::Impl::MergeEntry(const DigestEntry& e, int64_t now_ms) {
+  if (e.origin == opt_.node_id) {
+    // Others remember a heartbeat of ours at least this high (we restarted in the same
+    // epoch): jump past it so our beats count as progress again.
+    if (e.epoch == own_.epoch && e.heartbeat >= heartbeat_) {
+      heartbeat_ = e.heartbeat + 1;
+      self_fresh_ = true;
+    }
+    return;
+  }
+  const bool known = Find(e.origin) != nullptr;
+  Member* m = FindOrAdd(e.origin, now_ms);
+  if (m == nullptr) return;
+  if (e.has_contact && (m->endpoint.empty() || e.epoch > m->epoch)) {
+    m->endpoint = e.endpoint;
+    m->public_key = e.public_key;
+    m->contact_fresh = true;
+    ResolveSeeds(*m);
+  }
+  if (!known && !e.alive) {
+    // Learned as dead: remember it without calling it alive.
+    m->epoch = e.epoch;
+    m->heartbeat = e.heartbeat;
+    return;
+  }
+  Observe(m, e.epoch, e.heartbeat, now_ms);
+}
+
+void GossipEngine::Impl::OnDigest(const WireFrame& frame, Member* sender, int64_t now_ms) {
+  ++stats_.digests_in;
+  const DigestBody& body = frame.digest;
+  for (const DigestEntry& e : body.entries) MergeEntry(e, now_ms);
+  if ((body.flags & kDigestComplete) != 0) PushMissing(frame, sender, now_ms);
+  if ((body.flags & kDigestReplyWanted) != 0) {
+    // The sender pushes what we lack once it reads our reply; asking now would double it.
+    SendDigest(sender->endpoint, sender->public_key, false,
+               CompleteDigest(kDigestComplete, now_ms));
+    return;
+  }
+  std::vector<FullRequest> requests;
+  for (const DigestEntry& e : body.entries) {
+    Member* m = Find(e.origin);
+    if (m == nullptr || !e.has_summary || e.epoch != m->epoch) continue;
+    const bool newer = !m->has_summary || e.version > m->version;
+    const bool differs = m->has_summary && e.version == m->version &&
+                         e.filter_digest != index_.digest(m->slot) && e.origin == sender->id;
+    if (differs) ++stats_.resyncs_requested;
+    if (newer || differs) WantFull(m, &requests, now_ms);
+  }
+  SendRequests(*sender, requests);
+}
+
+// Sends the sender of a complete digest the full summaries it lacks or holds older. A copy
+// only one version behind ours is left alone for a gossip interval: its delta is on the way.
+void GossipEngine::Impl::PushMissing(const WireFrame& frame, Member* sender, int64_t now_ms) {
+  std::unordered_map<std::string_view, const DigestEntry*> theirs;
+  for (const DigestEntry& e : frame.digest.entries) theirs[e.origin] = &e;
+  auto behind = [&](std::string_view origin, uint64_t epoch, uint64_t version, int64_t since) {
+    auto it = theirs.find(origin);
+    if (it == theirs.end() || !it->second->has_summary) return true;
+    const DigestEntry& e = *it->second;
+    if (e.epoch != epoch) return e.epoch < epoch;
+    return e.version < version && now_ms - since >= opt_.gossip_interval_ms;
+  };
+  std::string bytes;
+  if (has_own_ && !own_full_pending_ &&
+      behind(opt_.node_id, own_.epoch, announced_version_, announced_ms_) &&
+      EncodeHeld(opt_.node_id, &bytes)) {
+    SendSummaryBytes(sender->endpoint, sender->public_key, false, WireType::kFullSummary, bytes);
+  }
+  for (const auto& [id, m] : members_) {
+    if (&m == sender || !m.has_summary || !Alive(m, now_ms)) continue;
+    if (behind(id, m.epoch, m.version, m.summary_received_ms) && EncodeHeld(id, &bytes)) {
+      SendSummaryBytes(sender->endpoint, sender->public_key, false, WireType::kFullSummary, bytes);
+    }
+  }
+}
+
+void GossipEngine::Impl::OnFull(const Summary& s, Member* sender, int64_t now_ms) {
+  ++stats_.full_summaries_in;
+  Member* m = s.origin == opt_.node_id ? nullptr : FindOrAdd(s.origin, now_ms);
+  if (m == nullptr || s.epoch < m->epoch) {
+    ++stats_.stale_dropped;
+    return;
+  }
+  if (s.epoch > m->epoch) Observe(m, s.epoch, 0, now_ms);
+  if (m->has_summary && s.version <= m->version) {
+    // The same version with other bits is only believed from the origin itself.
+    const bool replace =
+        s.version == m->version && sender == m && FilterDigest(s.filter) != index_.digest(m->slot);
+    if (!replace) {
+      ++stats_.stale_dropped;
+      return;
+    }
+  }
+  StoreFull(s, m, now_ms);
+}
+
+void GossipEngine::Impl::StoreFull(const Summary& s, Member* m, int64_t now_ms) {
+  if (m->slot == PeerIndex::kNoSlot) {
+    m->slot = index_.Insert(s.filter);
+    if (slot_owner_.size() <= m->slot) slot_owner_.resize(m->slot + 1);
+    slot_owner_[m->slot] = m->id;
+  } else {
+    (void)index_.Replace(m->slot, s.filter);  // the slot is ours and in use
+  }
+  m->has_summary = true;
+  m->version = s.version;
+  m->estimated_items = s.estimated_items;
+  m->key_scheme = s.key_scheme;
+  m->summary_received_ms = now_ms;
+  m->full_requested_ms = kNeverMs;
+}
+
+void GossipEngine::Impl::OnDelta(const WireFrame& frame, const SummaryDelta& d, Member* sender,
+                                 int64_t now_ms) {
+  ++stats_.deltas_in;
+  Member* m = d.origin == opt_.node_id ? nullptr : FindOrAdd(d.origin, now_ms);
+  if (m == nullptr || d.epoch < m->epoch ||
+      (d.epoch == m->epoch && m->has_summary && d.version <= m->version)) {
+    ++stats_.stale_dropped;  // a duplicate through another path, or an old incarnation
+    return;
+  }
+  if (d.epoch > m->epoch) Observe(m, d.epoch, 0, now_ms);
+  if (!m->has_summary || d.base_version != m->version || d.k != index_.k(m->slot) ||
+      d.log2_bits != index_.log2_bits(m->slot)) {
+    Resync(sender, m, now_ms);  // a gap: never guess
+    return;
+  }
+  if (!index_.Flip(m->slot, d.flipped).ok()) {
+    Resync(sender, m, now_ms);
+    return;
+  }
+  if (index_.digest(m->slot) != d.result_digest) {
+    (void)index_.Flip(m->slot, d.flipped);  // undo: the same positions, known in range
+    Resync(sender, m, now_ms);
+    return;
+  }
+  m->version = d.version;
+  m->estimated_items = d.estimated_items;
+  m->summary_received_ms = now_ms;
+  Relay(frame, sender->id, m->id, now_ms);
+}
+
+void GossipEngine::Impl::Relay(const WireFrame& frame, const std::string& from,
+                               const std::string& origin, int64_t now_ms) {
+  bool relayed = false;
+  for (const LinkTarget& t : Targets(now_ms)) {
+    if (t.member_id == from || t.member_id == origin) continue;
+    SendSummaryBytes(t.endpoint, t.public_key, t.chosen, WireType::kDelta, frame.summary_bytes);
+    relayed = true;
+  }
+  if (relayed) ++stats_.deltas_relayed;
+}
+
+void GossipEngine::Impl::OnRequests(const WireFrame& frame, Member* sender, int64_t now_ms) {
+  ++stats_.requests_in;
+  std::string bytes;
+  for (const FullRequest& q : frame.requests) {
+    uint64_t epoch = 0;
+    if (q.origin == opt_.node_id) {
+      if (!has_own_) continue;
+      epoch = own_.epoch;
+    } else {
+      const Member* m = Find(q.origin);
+      if (m == nullptr || !m->has_summary) continue;
+      epoch = m->epoch;
+    }
+    if (epoch < q.epoch || !EncodeHeld(q.origin, &bytes)) continue;
+    SendSummaryBytes(sender->endpoint, sender->public_key, false, WireType::kFullSummary, bytes);
+  }
+}
+
+void GossipEngine::Impl::WantFull(Member* m, std::vector<FullRequest>* requests, int64_t now_ms) {
+  if (now_ms - m->full_requested_ms < 2 * opt_.gossip_interval_ms) return;
+  m->full_requested_ms = now_ms;
+  requests->push_back(FullRequest{m->id, m->epoch});
+}
+
+void GossipEngine::Impl::Resync(Member* sender, Member* m, int64_t now_ms) {
+  std::vector<FullRequest> requests;
+  WantFull(m, &requests, now_ms);
+  if (requests.empty()) return;
+  ++stats_.resyncs_requested;
+  SendRequests(*sender, requests);
+}
+
+}  // namespace peerbloom
