@@ -1,0 +1,265 @@
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "peerbloom/wire.h"
+
+namespace peerbloom {
+namespace {
+
+const std::string kKey(40, 'A');  // 40 Z85 characters
+
+WireHeader SampleHeader() {
+  WireHeader h;
+  h.flags = kWireFlagNeighbour;
+  h.cluster_tag = 0x0123456789abcdefULL;
+  h.sender_id = "node-a";
+  h.sender_endpoint = "tcp://127.0.0.1:7401";
+  h.sender_public_key = kKey;
+  h.sender_epoch = 1700000000123ULL;
+  h.sender_heartbeat = 42;
+  return h;
+}
+
+DigestBody SampleDigest() {
+  DigestBody body;
+  body.flags = kDigestComplete | kDigestReplyWanted;
+  DigestEntry a;
+  a.origin = "node-a";
+  a.epoch = 7;
+  a.heartbeat = 1000;
+  a.alive = true;
+  a.has_summary = true;
+  a.version = 300;
+  a.filter_digest = 0xfeedfacecafebeefULL;
+  a.has_contact = true;
+  a.endpoint = "tcp://127.0.0.1:7401";
+  a.public_key = kKey;
+  DigestEntry b;
+  b.origin = "node-b";
+  b.epoch = UINT64_MAX;
+  b.heartbeat = 0;
+  body.entries = {a, b};
+  return body;
+}
+
+std::vector<std::string> SampleFrames() {
+  std::vector<std::string> frames(3);
+  EXPECT_TRUE(EncodeDigestFrame(SampleHeader(), SampleDigest(), &frames[0]).ok());
+  EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "codec-bytes", &frames[1]).ok());
+  EXPECT_TRUE(
+      EncodeRequestFullFrame(SampleHeader(), {{"node-b", 9}, {"node-c", 0}}, &frames[2]).ok());
+  return frames;
+}
+
+// Canonical re-encoding of a decoded frame: decoding and encoding again gives the same bytes.
+std::string Reencode(const WireFrame& f) {
+  std::string out;
+  Status s;
+  switch (f.header.type) {
+    case WireType::kDigest:
+      s = EncodeDigestFrame(f.header, f.digest, &out);
+      break;
+    case WireType::kFullSummary:
+    case WireType::kDelta:
+      s = EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out);
+      break;
+    case WireType::kRequestFull:
+      s = EncodeRequestFullFrame(f.header, f.requests, &out);
+      break;
+    default:
+      break;
+  }
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+TEST(WireFrame, DigestRoundTrip) {
+  std::string bytes;
+  ASSERT_TRUE(EncodeDigestFrame(SampleHeader(), SampleDigest(), &bytes).ok());
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.header.type, WireType::kDigest);
+  EXPECT_EQ(f.header.version, kWireVersion);
+  EXPECT_EQ(f.header.sender_id, "node-a");
+  EXPECT_EQ(f.header.sender_endpoint, "tcp://127.0.0.1:7401");
+  EXPECT_EQ(f.header.sender_public_key, kKey);
+  EXPECT_EQ(f.header.cluster_tag, 0x0123456789abcdefULL);
+  EXPECT_EQ(f.header.sender_epoch, 1700000000123ULL);
+  EXPECT_EQ(f.header.sender_heartbeat, 42u);
+  EXPECT_EQ(f.header.flags, kWireFlagNeighbour);
+  EXPECT_EQ(f.digest, SampleDigest());
+}
+
+TEST(WireFrame, SummaryAndRequestRoundTrip) {
+  const std::vector<std::string> frames = SampleFrames();
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(frames[1], WireLimits(), &f).ok());
+  EXPECT_EQ(f.header.type, WireType::kDelta);
+  EXPECT_EQ(f.summary_bytes, "codec-bytes");
+  ASSERT_TRUE(DecodeFrame(frames[2], WireLimits(), &f).ok());
+  EXPECT_EQ(f.header.type, WireType::kRequestFull);
+  EXPECT_EQ(f.requests, (std::vector<FullRequest>{{"node-b", 9}, {"node-c", 0}}));
+}
+
+TEST(WireFrame, GoldenRequestFrame) {
+  WireHeader h;
+  h.cluster_tag = 0x1122334455667788ULL;
+  h.sender_id = "a";
+  h.sender_endpoint = "tcp://x:1";
+  h.sender_epoch = 2;
+  h.sender_heartbeat = 3;
+  std::string bytes;
+  ASSERT_TRUE(EncodeRequestFullFrame(h, {{"b", 300}}, &bytes).ok());
+  const std::string expected = std::string("PBGW\x01\x01\x04\x00", 8) +
+                               "\x88\x77\x66\x55\x44\x33\x22\x11" +
+                               std::string(
+                                   "\x01"
+                                   "a"
+                                   "\x09"
+                                   "tcp://x:1"
+                                   "\x00",
+                                   13) +
+                               std::string("\x02\0\0\0\0\0\0\0\x03\0\0\0\0\0\0\0", 16) +
+                               std::string(
+                                   "\x01\x01"
+                                   "b\xac\x02");
+  EXPECT_EQ(bytes, expected);
+}
+
+TEST(WireFrame, EveryTruncatedPrefixIsRefused) {
+  for (const std::string& frame : SampleFrames()) {
+    for (size_t n = 0; n < frame.size(); ++n) {
+      WireFrame f;
+      const Status s = DecodeFrame(std::string_view(frame).substr(0, n), WireLimits(), &f);
+      EXPECT_TRUE(s.IsCorruption()) << "prefix " << n << ": " << s.ToString();
+    }
+  }
+}
+
+TEST(WireFrame, CorruptionsAreRefusedOrCanonical) {
+  std::mt19937_64 rng(7);
+  int refused = 0;
+  for (const std::string& frame : SampleFrames()) {
+    for (int trial = 0; trial < 3000; ++trial) {
+      std::string bad = frame;
+      const int flips = 1 + static_cast<int>(rng() % 3);
+      for (int i = 0; i < flips; ++i) bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
+      WireFrame f;
+      const Status s = DecodeFrame(bad, WireLimits(), &f);
+      if (!s.ok()) {
+        ++refused;
+        continue;
+      }
+      // Anything accepted is a well-formed frame with exactly these bytes (a frame of a newer
+      // version may carry fields this reader skips: its known prefix must match).
+      if (f.header.version > kWireVersion) {
+        bad[4] = static_cast<char>(kWireVersion);
+        const std::string again = Reencode(f);
+        EXPECT_EQ(again, bad.substr(0, again.size()));
+      } else {
+        EXPECT_EQ(Reencode(f), bad);
+      }
+    }
+  }
+  EXPECT_GT(refused, 0);
+}
+
+TEST(WireFrame, VersionsAndTypes) {
+  std::string frame = SampleFrames()[2];
+  WireFrame f;
+  std::string bad = frame;
+  bad[6] = 99;  // type
+  Status s = DecodeFrame(bad, WireLimits(), &f);
+  EXPECT_TRUE(s.IsNotSupported());
+  EXPECT_EQ(s.message(), "unknown message type '99'");
+
+  bad = frame;
+  bad[6] = static_cast<char>(WireType::kBroadcast);
+  EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).IsNotSupported());
+
+  bad = frame;
+  bad[4] = 3;  // version 3, needs reader 2
+  bad[5] = 2;
+  s = DecodeFrame(bad, WireLimits(), &f);
+  EXPECT_TRUE(s.IsNotSupported());
+  EXPECT_EQ(s.message(), "frame needs reader version '2', this is '1'");
+
+  bad = frame;
+  bad[4] = 2;  // a newer writer readable by version 1 may append fields
+  bad += "future";
+  EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).ok());
+  EXPECT_EQ(f.requests.size(), 2u);
+
+  bad = frame + "x";  // this version must not carry trailing bytes
+  s = DecodeFrame(bad, WireLimits(), &f);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_EQ(s.message(), "'1' trailing bytes after the frame body");
+
+  bad = frame;
+  bad[0] = 'X';
+  s = DecodeFrame(bad, WireLimits(), &f);
+  EXPECT_EQ(s.message(), "bad frame magic");
+
+  bad = frame;
+  bad[5] = 0;  // minimum reader 0 is never written
+  EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).IsCorruption());
+}
+
+TEST(WireFrame, LimitsAreEnforced) {
+  DigestBody body;
+  for (int i = 0; i < 20; ++i) {
+    DigestEntry e;
+    e.origin = "n" + std::to_string(i);
+    body.entries.push_back(e);
+  }
+  std::string bytes;
+  ASSERT_TRUE(EncodeDigestFrame(SampleHeader(), body, &bytes).ok());
+  WireLimits limits;
+  limits.max_entries = 19;
+  WireFrame f;
+  Status s = DecodeFrame(bytes, limits, &f);
+  EXPECT_TRUE(s.IsResourceExhausted());
+  EXPECT_EQ(s.message(), "digest entry count '20' exceeds the limit '19'");
+  limits.max_entries = 20;
+  EXPECT_TRUE(DecodeFrame(bytes, limits, &f).ok());
+  limits.max_frame_bytes = bytes.size() - 1;
+  EXPECT_TRUE(DecodeFrame(bytes, limits, &f).IsResourceExhausted());
+}
+
+TEST(WireFrame, EncoderRefusesBadFields) {
+  std::string out;
+  WireHeader h = SampleHeader();
+  h.sender_id = "bad id";
+  EXPECT_TRUE(EncodeDigestFrame(h, DigestBody(), &out).IsInvalidArgument());
+  h = SampleHeader();
+  h.sender_endpoint = "";
+  EXPECT_TRUE(EncodeDigestFrame(h, DigestBody(), &out).IsInvalidArgument());
+  h = SampleHeader();
+  h.sender_public_key = "short";
+  EXPECT_TRUE(EncodeDigestFrame(h, DigestBody(), &out).IsInvalidArgument());
+  EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kDigest, "x", &out).IsInvalidArgument());
+  EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "", &out).IsInvalidArgument());
+  DigestBody body;
+  body.entries.resize(1);  // empty origin
+  EXPECT_TRUE(EncodeDigestFrame(SampleHeader(), body, &out).IsInvalidArgument());
+}
+
+TEST(WireFrame, ClusterTagIsPinned) {
+  EXPECT_EQ(ClusterTag(""), 0xb1841952a36b21ffULL);
+  EXPECT_EQ(ClusterTag("secret"), 0xc98fab79fd001504ULL);
+}
+
+TEST(WireFrame, FieldChecks) {
+  EXPECT_TRUE(IsValidEndpoint("tcp://127.0.0.1:1"));
+  EXPECT_FALSE(IsValidEndpoint("tcp://a b"));
+  EXPECT_FALSE(IsValidEndpoint(std::string(256, 'a')));
+  EXPECT_TRUE(IsValidPublicKey(""));
+  EXPECT_TRUE(IsValidPublicKey(kKey));
+  EXPECT_FALSE(IsValidPublicKey(std::string(40, '"')));
+  EXPECT_FALSE(IsValidPublicKey(std::string(39, 'A')));
+}
+
+}  // namespace
+}  // namespace peerbloom
