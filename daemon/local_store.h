@@ -54,7 +54,7 @@ class LocalStore {
   const LocalStoreOptions& options() const { return options_; }
   const IndexHasher& hasher() const { return hasher_; }
   KeyEncoder* encoder() { return &encoder_; }
-  CountingBloomFilter* filter() { return filter_.get(); }
+  CountingBloomFilter* mutable_filter() { return filter_.get(); }
   const CountingBloomFilter& filter() const { return *filter_; }
   SummaryBuilder* builder() { return builder_.get(); }  // null before StartSummaries
   uint64_t epoch() const { return epoch_; }

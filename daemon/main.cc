@@ -1,1 +1,165 @@
-int main() { return 0; }
+// peerbloomd: flags -> config -> Daemon::Start -> Daemon::Run -> exit code.
+#include <fcntl.h>
+#include <spdlog/sinks/basic_file_sink.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "daemon/clock.h"
+#include "daemon/config.h"
+#include "daemon/curve_keys.h"
+#include "daemon/daemon.h"
+
+namespace {
+
+using peerbloom::Status;
+using peerbloom::daemon::Config;
+
+volatile std::sig_atomic_t g_stop = 0;
+volatile std::sig_atomic_t g_reload = 0;
+
+void OnStop(int) { g_stop = 1; }
+void OnReload(int) { g_reload = 1; }
+
+void InstallSignals() {
+  struct sigaction sa {};
+  sigemptyset(&sa.sa_mask);
+  sa.sa_handler = OnStop;  // no SA_RESTART: poll returns EINTR and the loop sees the flag
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGINT, &sa, nullptr);
+  sa.sa_handler = OnReload;
+  sigaction(SIGHUP, &sa, nullptr);
+  sa.sa_handler = SIG_IGN;
+  sigaction(SIGPIPE, &sa, nullptr);
+}
+
+int Fatal(const std::string& message) {
+  std::fprintf(stderr, "peerbloomd: fatal: %s\n", message.c_str());
+  spdlog::critical("{}", message);
+  return 1;
+}
+
+Status CheckFiles(const Config& config) {
+  if (!config.curve) return Status::Ok();
+  peerbloom::daemon::CurveKeyPair keys;
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ReadKeyFile(config.key_file, &keys));
+  if (!config.authorized_keys.empty()) {
+    std::set<std::string> authorized;
+    PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ReadAuthorizedKeys(config.authorized_keys,
+                                                                     &authorized));
+  }
+  return Status::Ok();
+}
+
+void SetUpLogging(const Config& config, bool foreground) {
+  std::shared_ptr<spdlog::logger> logger;
+  if (foreground) {
+    logger = spdlog::stderr_logger_mt("peerbloomd");
+  } else {
+    logger = spdlog::basic_logger_mt("peerbloomd", config.log_file);
+  }
+  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
+  logger->set_level(spdlog::level::from_str(config.log_level));
+  logger->flush_on(spdlog::level::info);
+  spdlog::set_default_logger(logger);
+}
+
+// Detaches from the terminal. The parent waits for the child to report Start()'s outcome on
+// a pipe, so `peerbloomd --config x` still fails loudly when the config cannot be served.
+// Returns the write end in the child (-1 in foreground); never returns in the parent.
+int Detach() {
+  int fds[2];
+  if (::pipe(fds) != 0) return -1;
+  const pid_t pid = ::fork();
+  if (pid < 0) return -1;
+  if (pid > 0) {
+    ::close(fds[1]);
+    std::string message;
+    char buf[512];
+    ssize_t n;
+    while ((n = ::read(fds[0], buf, sizeof(buf))) > 0) message.append(buf, static_cast<size_t>(n));
+    if (message == "ok") std::_Exit(0);
+    std::fprintf(stderr, "peerbloomd: fatal: %s\n",
+                 message.empty() ? "the daemon exited during start" : message.c_str());
+    std::_Exit(1);
+  }
+  ::close(fds[0]);
+  ::setsid();
+  const int null_fd = ::open("/dev/null", O_RDWR);
+  if (null_fd >= 0) {
+    ::dup2(null_fd, 0);
+    ::dup2(null_fd, 1);
+    ::dup2(null_fd, 2);
+    if (null_fd > 2) ::close(null_fd);
+  }
+  return fds[1];
+}
+
+void Report(int fd, const std::string& message) {
+  if (fd < 0) return;
+  if (::write(fd, message.data(), message.size()) < 0) {
+    // The parent is gone; nothing to tell.
+  }
+  ::close(fd);
+}
+
+int Run(const std::string& config_path, bool check_only, bool foreground) {
+  Config config;
+  Status s = peerbloom::daemon::LoadConfig(config_path, &config);
+  if (!s.ok()) return Fatal(s.message());
+  if (check_only) {
+    s = CheckFiles(config);
+    if (!s.ok()) return Fatal(s.message());
+    std::printf("config '%s' is valid\n", config_path.c_str());
+    return 0;
+  }
+  const int report_fd = foreground ? -1 : Detach();
+  SetUpLogging(config, foreground);
+  InstallSignals();
+  peerbloom::daemon::SteadyClock clock;
+  peerbloom::daemon::Daemon daemon(std::move(config), &clock);
+  s = daemon.Start();
+  if (!s.ok()) {
+    Report(report_fd, s.message());
+    return Fatal(s.message());
+  }
+  Report(report_fd, "ok");
+  s = daemon.Run(&g_stop, &g_reload);
+  if (!s.ok()) return Fatal(s.message());
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    CLI::App app{"peerbloomd: tells the nodes of a cache cluster which node holds a URL"};
+    std::string config_path;
+    bool check_only = false;
+    bool foreground = false;
+    app.add_option("-c,--config", config_path, "TOML config file (docs/config.md)")->required();
+    app.add_flag("--check-config", check_only, "check the config and key files, then exit");
+    app.add_flag("-f,--foreground", foreground, "stay in the foreground and log to stderr");
+    try {
+      app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+      if (e.get_exit_code() == 0) return app.exit(e);
+      std::fprintf(stderr, "peerbloomd: fatal: %s\n", e.what());
+      return 2;
+    }
+    return Run(config_path, check_only, foreground);
+  } catch (const std::exception& e) {
+    return Fatal(std::string("unexpected error: ") + e.what());
+  } catch (...) {
+    return Fatal("unexpected error");
+  }
+}

@@ -1,0 +1,106 @@
+// Envelope handling only; the operations live in daemon_control.cc.
+#include "daemon/control_server.h"
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include "daemon/control_client.h"
+
+namespace peerbloom::daemon {
+namespace {
+constexpr int kRequestsPerWakeup = 64;
+constexpr size_t kMaxFrames = 8;
+}  // namespace
+
+ControlServer::ControlServer(zmq::context_t* context, std::string endpoint)
+    : endpoint_(std::move(endpoint)), socket_(*context, zmq::socket_type::router) {}
+
+Status ControlServer::Start() {
+  try {
+    socket_.set(zmq::sockopt::linger, 0);
+    socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxControlBodyBytes));
+    socket_.set(zmq::sockopt::sndhwm, 1000);
+    const bool ipc = endpoint_.rfind("ipc://", 0) == 0;
+    const mode_t old_mask = ipc ? ::umask(077) : 0;
+    try {
+      socket_.bind(endpoint_);
+    } catch (...) {
+      if (ipc) ::umask(old_mask);
+      throw;
+    }
+    if (ipc) {
+      ::umask(old_mask);
+      if (::chmod(endpoint_.substr(6).c_str(), 0600) != 0) {
+        return Status::IOError("cannot chmod control socket '" + endpoint_.substr(6) + "'");
+      }
+    }
+  } catch (const zmq::error_t& e) {
+    return Status::IOError("cannot bind control endpoint '" + endpoint_ + "': " + e.what());
+  }
+  return Status::Ok();
+}
+
+void ControlServer::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
+  items->push_back({socket_.handle(), 0, ZMQ_POLLIN, 0});
+}
+
+void ControlServer::Process(const zmq::pollitem_t* items, const Handler& handler) {
+  if (!(items[0].revents & ZMQ_POLLIN)) return;
+  try {
+    for (int i = 0; i < kRequestsPerWakeup; ++i) {
+      if (!ServeOne(handler)) return;
+    }
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR && e.num() != ETERM) spdlog::error("control endpoint: {}", e.what());
+  }
+}
+
+bool ControlServer::ServeOne(const Handler& handler) {
+  std::vector<zmq::message_t> frames;
+  do {
+    zmq::message_t part;
+    if (!socket_.recv(part, zmq::recv_flags::dontwait)) break;
+    if (frames.size() < kMaxFrames) frames.push_back(std::move(part));
+  } while (socket_.get(zmq::sockopt::rcvmore));
+  if (frames.empty()) return false;
+  ++stats_.requests;
+  // [identity][empty delimiter][header][body?]
+  nlohmann::json reply;
+  std::string reply_body;
+  Status status;
+  if (frames.size() < 3 || frames.size() > 4 || frames[1].size() != 0) {
+    ++stats_.malformed;
+    status = Status::InvalidArgument("a request is [empty delimiter][header][body?] frames");
+  } else if (frames[2].size() > kMaxControlHeaderBytes) {
+    ++stats_.malformed;
+    status = Status::InvalidArgument("request header larger than 65536 bytes");
+  } else {
+    const auto header = nlohmann::json::parse(frames[2].to_string_view(), nullptr, false);
+    if (header.is_discarded() || !header.is_object() || !header.contains("op") ||
+        !header["op"].is_string()) {
+      ++stats_.malformed;
+      status = Status::InvalidArgument("request header must be a JSON object with an 'op'");
+    } else {
+      const std::string_view body = frames.size() == 4 ? frames[3].to_string_view() : "";
+      status = handler(header, body, &reply, &reply_body);
+    }
+  }
+  if (!status.ok()) {
+    ++stats_.errors;
+    reply = {{"ok", false}, {"error", status.message()}};
+    reply_body.clear();
+  } else {
+    reply["ok"] = true;
+  }
+  const std::string head = reply.dump();
+  socket_.send(frames[0], zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  socket_.send(zmq::message_t(), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  const auto more = reply_body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore;
+  socket_.send(zmq::buffer(head), more | zmq::send_flags::dontwait);
+  if (!reply_body.empty()) {
+    socket_.send(zmq::message_t(reply_body.data(), reply_body.size()), zmq::send_flags::dontwait);
+  }
+  return true;
+}
+
+}  // namespace peerbloom::daemon

@@ -1,0 +1,55 @@
+// ControlServer: the daemon's local request/reply endpoint (docs/control-protocol.md).
+//
+// A ROUTER socket, so clients may be REQ sockets or DEALERs that send an empty delimiter
+// frame first. Every request is [header JSON][body?]; every reply is the same shape. An ipc
+// socket is created under umask 077 and chmod 0600: only the daemon's user may talk to it.
+//
+// Thread-safety: none. Resource owner: not copyable.
+#ifndef PEERBLOOM_DAEMON_CONTROL_SERVER_H_
+#define PEERBLOOM_DAEMON_CONTROL_SERVER_H_
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <zmq.hpp>
+
+#include "peerbloom/status.h"
+
+namespace peerbloom::daemon {
+
+struct ControlStats {
+  uint64_t requests = 0;
+  uint64_t errors = 0;     // replies with "ok": false
+  uint64_t malformed = 0;  // bad envelopes or headers
+};
+
+class ControlServer {
+ public:
+  // Fills *reply (without "ok") and *reply_body; a non-OK status becomes
+  // {"ok": false, "error": message}.
+  using Handler = std::function<Status(const nlohmann::json& request, std::string_view body,
+                                       nlohmann::json* reply, std::string* reply_body)>;
+
+  ControlServer(zmq::context_t* context, std::string endpoint);
+  ControlServer(const ControlServer&) = delete;
+  ControlServer& operator=(const ControlServer&) = delete;
+
+  Status Start();
+  void AppendPollItems(std::vector<zmq::pollitem_t>* items);
+  // Serves up to a bounded number of ready requests.
+  void Process(const zmq::pollitem_t* items, const Handler& handler);
+  const ControlStats& stats() const { return stats_; }
+
+ private:
+  bool ServeOne(const Handler& handler);
+
+  std::string endpoint_;
+  zmq::socket_t socket_;
+  ControlStats stats_;
+};
+
+}  // namespace peerbloom::daemon
+
+#endif  // PEERBLOOM_DAEMON_CONTROL_SERVER_H_

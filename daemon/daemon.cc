@@ -1,0 +1,372 @@
+// The event loop. Deadlines come from the injected clock; nothing here sleeps.
+#include "daemon/daemon.h"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <random>
+
+#include "peerbloom/wire.h"
+
+namespace peerbloom::daemon {
+namespace {
+
+constexpr int64_t kFeedPollMs = 100;
+constexpr size_t kFeedBudgetBytes = 4 << 20;
+constexpr int64_t kMaxWaitMs = 1000;
+
+int64_t UnixMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Daemon::Daemon(Config config, const Clock* clock) : config_(std::move(config)), clock_(clock) {
+  snapshot_path_ = config_.data_dir + "/state.snapshot";
+}
+
+Daemon::~Daemon() {
+  // Sockets must close before the context: destroy owners first.
+  control_.reset();
+  transport_.reset();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+Status Daemon::LockDataDir() {
+  if (::mkdir(config_.data_dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return Status::IOError("cannot create data_dir '" + config_.data_dir +
+                           "': " + std::strerror(errno));
+  }
+  const std::string lock = config_.data_dir + "/peerbloomd.lock";
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock_fd_ < 0) {
+    return Status::IOError("cannot open '" + lock + "': " + std::strerror(errno));
+  }
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    return Status::IOError("data_dir '" + config_.data_dir +
+                           "' is in use by another peerbloomd (lock '" + lock + "')");
+  }
+  const std::string pid = std::to_string(::getpid()) + "\n";
+  if (::ftruncate(lock_fd_, 0) != 0 || ::write(lock_fd_, pid.data(), pid.size()) < 0) {
+    spdlog::warn("cannot write the pid into '{}'", lock);
+  }
+  return Status::Ok();
+}
+
+Status Daemon::LoadKeys(std::set<std::string>* authorized) {
+  if (!config_.curve) {
+    spdlog::warn("curve = false: peer traffic is neither encrypted nor authenticated");
+    return Status::Ok();
+  }
+  Status s = ReadKeyFile(config_.key_file, &keys_);
+  if (!s.ok()) {
+    return Status::InvalidArgument(s.message() + " (create one with 'peerbloom keygen -o " +
+                                   config_.key_file + "')");
+  }
+  if (!config_.authorized_keys.empty()) {
+    PEERBLOOM_RETURN_IF_ERROR(ReadAuthorizedKeys(config_.authorized_keys, authorized));
+  }
+  for (const Seed& seed : config_.seeds) {
+    if (!seed.public_key.empty()) authorized->insert(seed.public_key);
+  }
+  return Status::Ok();
+}
+
+Status Daemon::RestoreSnapshot(uint64_t* epoch) {
+  *epoch = static_cast<uint64_t>(UnixMs());
+  SnapshotState snap;
+  Status s = ReadSnapshot(snapshot_path_, &snap);
+  if (s.IsNotFound()) return Status::Ok();
+  const std::string aside = " (move '" + snapshot_path_ + "' aside to start empty)";
+  if (!s.ok()) return Status::Corruption(s.message() + aside);
+  const CountingBloomFilter& f = store_->filter();
+  std::string why;
+  if (snap.node_id != config_.node_id) why = "node id '" + snap.node_id + "'";
+  if (snap.key_scheme != config_.key_scheme) why = "another key scheme";
+  if (snap.index_key_fingerprint != store_->IndexKeyFingerprint()) why = "another cluster_secret";
+  if (snap.k != f.k() || snap.log2_counters != f.log2_counters()) {
+    why = "another filter geometry (capacity, profile or target_fpr changed)";
+  }
+  if (!why.empty()) {
+    return Status::InvalidArgument("snapshot '" + snapshot_path_ + "' was written with " + why +
+                                   aside);
+  }
+  s = store_->mutable_filter()->Restore(snap.cells, snap.items, snap.saturation_events,
+                                snap.refused_removes);
+  if (!s.ok()) return Status::Corruption(s.message() + aside);
+  store_->mutable_stats()->adds = snap.adds;
+  store_->mutable_stats()->removes = snap.removes;
+  for (const FeedPosition& pos : snap.feeds) {
+    for (auto& feed : feeds_) {
+      if (feed->config().path == pos.path) feed->Restore(pos);
+    }
+  }
+  // A restored node keeps its content but starts a new epoch: peers replace what they held of
+  // the old incarnation with one full summary instead of trusting a version sequence the
+  // builder cannot continue.
+  *epoch = std::max(*epoch, snap.epoch + 1);
+  snapshot_stats_.restored = true;
+  spdlog::info("restored snapshot '{}': {} items, epoch {} -> {}", snapshot_path_, snap.items,
+               snap.epoch, *epoch);
+  return Status::Ok();
+}
+
+Status Daemon::StartGossip(uint64_t epoch) {
+  GossipOptions o;
+  o.node_id = config_.node_id;
+  o.endpoint = advertise_;
+  o.public_key = config_.curve ? keys_.public_key : "";
+  for (const Seed& seed : config_.seeds) {
+    if (seed.endpoint != advertise_) o.seeds.push_back(seed);
+  }
+  o.key_scheme = config_.key_scheme;
+  o.gossip_interval_ms = config_.gossip_interval_ms;
+  o.failure_timeout_ms = config_.failure_timeout_ms;
+  o.anti_entropy_interval_ms = config_.anti_entropy_interval_ms;
+  o.fanout = config_.fanout;
+  o.cluster_tag = ClusterTag(config_.cluster_secret);
+  o.rng_seed = std::random_device{}() ^ (epoch << 16);
+  o.limits.max_encoded_bytes = static_cast<size_t>(config_.max_message_bytes);
+  o.wire_limits.max_frame_bytes = static_cast<size_t>(config_.max_message_bytes);
+  PEERBLOOM_RETURN_IF_ERROR(ValidateGossipOptions(o));
+  engine_ = std::make_unique<GossipEngine>(std::move(o));
+  store_->StartSummaries(epoch);
+  Publish(clock_->NowMs());
+  return Status::Ok();
+}
+
+Status Daemon::Start() {
+  start_ms_ = clock_->NowMs();
+  PEERBLOOM_RETURN_IF_ERROR(LockDataDir());
+  std::set<std::string> authorized;
+  PEERBLOOM_RETURN_IF_ERROR(LoadKeys(&authorized));
+  LocalStoreOptions so;
+  so.node_id = config_.node_id;
+  so.profile = config_.profile;
+  so.capacity = config_.capacity;
+  so.target_fpr = config_.target_fpr;
+  so.key_scheme = config_.key_scheme;
+  so.cluster_secret = config_.cluster_secret;
+  PEERBLOOM_RETURN_IF_ERROR(LocalStore::Create(so, &store_));
+  for (const FeedConfig& fc : config_.feeds) feeds_.push_back(std::make_unique<Feed>(fc));
+  uint64_t epoch = 0;
+  PEERBLOOM_RETURN_IF_ERROR(RestoreSnapshot(&epoch));
+
+  TransportOptions to;
+  to.listen = config_.listen;
+  to.curve = config_.curve;
+  to.keys = keys_;
+  to.authorized = std::move(authorized);
+  to.max_message_bytes = config_.max_message_bytes;
+  to.send_queue_limit = config_.send_queue_limit;
+  to.heartbeat_interval_ms = static_cast<int>(config_.link_heartbeat_interval_ms);
+  to.heartbeat_timeout_ms = static_cast<int>(config_.link_heartbeat_timeout_ms);
+  transport_ = std::make_unique<Transport>(&context_, std::move(to));
+  std::string bound;
+  PEERBLOOM_RETURN_IF_ERROR(transport_->Start(&bound));
+  advertise_ = config_.advertise.empty() ? bound : config_.advertise;
+  std::ofstream(config_.data_dir + "/peer.endpoint") << advertise_ << "\n";
+
+  control_ = std::make_unique<ControlServer>(&context_, config_.control);
+  PEERBLOOM_RETURN_IF_ERROR(control_->Start());
+  PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
+  const int64_t now = clock_->NowMs();
+  next_snapshot_ms_ = now + config_.snapshot_interval_ms;
+  spdlog::info("peerbloomd '{}' serving peers on {} (advertised {}), control on {}, {} counters "
+               "k={}, curve {}",
+               config_.node_id, bound, advertise_, config_.control, store_->filter().counters(),
+               store_->filter().k(), config_.curve ? "on" : "OFF");
+  return Status::Ok();
+}
+
+int64_t Daemon::NextDeadline(int64_t now) const {
+  int64_t deadline = std::min(engine_->NextDeadline(), now + kMaxWaitMs);
+  if (store_->builder()->pending() > 0) deadline = std::min(deadline, next_publish_ms_);
+  if (config_.snapshot_interval_ms > 0) deadline = std::min(deadline, next_snapshot_ms_);
+  bool file_feeds = false;
+  for (const auto& feed : feeds_) file_feeds |= feed->poll_fd() < 0;
+  if (file_feeds) deadline = std::min(deadline, next_feed_poll_ms_);
+  if (feeds_behind_) deadline = now;
+  return deadline;
+}
+
+void Daemon::RunOnce(int64_t max_wait_ms) {
+  int64_t now = clock_->NowMs();
+  std::vector<zmq::pollitem_t> items;
+  transport_->AppendPollItems(&items);
+  const size_t control_at = items.size();
+  control_->AppendPollItems(&items);
+  const size_t feeds_at = items.size();
+  for (const auto& feed : feeds_) {
+    items.push_back({nullptr, feed->poll_fd(), static_cast<short>(feed->poll_fd() >= 0 ? ZMQ_POLLIN : 0), 0});
+  }
+  const int64_t wait = std::clamp<int64_t>(NextDeadline(now) - now, 0, max_wait_ms);
+  try {
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(wait));
+  } catch (const zmq::error_t& e) {
+    if (e.num() != EINTR) spdlog::error("poll: {}", e.what());
+    return;  // a signal: the caller looks at its flags
+  }
+  now = clock_->NowMs();
+  transport_->Process(items.data(), now, [this, now](std::string_view payload) {
+    return engine_->OnMessage(payload, now);
+  });
+  control_->Process(items.data() + control_at,
+                    [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
+                           std::string* reply_body) {
+                      return HandleControl(req, body, reply, reply_body);
+                    });
+  PollFeeds(items, feeds_at, now);
+  MaybePublish(now);
+  if (now >= engine_->NextDeadline()) engine_->OnTick(now);
+  FlushOutgoing(now);
+  MaybeSnapshot(now);
+}
+
+void Daemon::PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, int64_t now) {
+  const bool timer = now >= next_feed_poll_ms_ || feeds_behind_;
+  if (timer) next_feed_poll_ms_ = now + kFeedPollMs;
+  feeds_behind_ = false;
+  for (size_t i = 0; i < feeds_.size(); ++i) {
+    Feed& feed = *feeds_[i];
+    const bool ready = feed.poll_fd() >= 0 && (items[first + i].revents & ZMQ_POLLIN);
+    if (ready || timer || !feed.is_open()) {
+      feeds_behind_ |= feed.Poll(store_.get(), now, kFeedBudgetBytes);
+    }
+  }
+}
+
+void Daemon::MaybePublish(int64_t now) {
+  SummaryBuilder* builder = store_->builder();
+  const uint64_t pending = builder->pending();
+  if (pending == 0) return;
+  const double bits = static_cast<double>(builder->current().filter.bits());
+  const bool urgent = static_cast<double>(pending) > config_.publish_threshold * bits;
+  if (!urgent && now < next_publish_ms_) return;
+  Publish(now);
+  if (urgent) {
+    ++publish_stats_.immediate;
+    engine_->FlushNow(now);
+  }
+}
+
+void Daemon::Publish(int64_t now) {
+  SummaryBuilder* builder = store_->builder();
+  Publication pub;
+  Status s = builder->Publish(&pub);
+  // Publish half a gossip interval apart at most: a change waits at most that long to be
+  // handed to the engine, whose next round sends it.
+  next_publish_ms_ = now + std::max<int64_t>(1, config_.gossip_interval_ms / 2);
+  if (!s.ok()) {
+    spdlog::error("cannot publish the summary: {}", s.ToString());
+    return;
+  }
+  if (!pub.changed) return;
+  publish_stats_.last_ms = now;
+  if (pub.full) {
+    ++publish_stats_.full;
+    engine_->PublishFull(builder->current(), now);
+    return;
+  }
+  const uint64_t refused_before = engine_->stats().local_publish_refused;
+  engine_->PublishDelta(pub.delta, now);
+  ++publish_stats_.deltas;
+  if (engine_->stats().local_publish_refused != refused_before) {
+    ++publish_stats_.refused_deltas;
+    ++publish_stats_.full;
+    engine_->PublishFull(builder->current(), now);
+  }
+}
+
+void Daemon::FlushOutgoing(int64_t now) {
+  for (const Outgoing& out : engine_->TakeOutgoing()) transport_->Send(out, now);
+  for (const std::string& endpoint : engine_->TakeDropped()) transport_->Close(endpoint);
+}
+
+void Daemon::MaybeSnapshot(int64_t now) {
+  if (config_.snapshot_interval_ms <= 0 || now < next_snapshot_ms_) return;
+  next_snapshot_ms_ = now + config_.snapshot_interval_ms;
+  Status s = WriteSnapshotNow();
+  if (!s.ok()) spdlog::error("snapshot: {}", s.ToString());
+}
+
+Status Daemon::WriteSnapshotNow() {
+  const int64_t started = clock_->NowMs();
+  SnapshotState snap;
+  const CountingBloomFilter& f = store_->filter();
+  snap.node_id = config_.node_id;
+  snap.epoch = store_->epoch();
+  snap.version = store_->builder() ? store_->builder()->current().version : 0;
+  snap.k = f.k();
+  snap.log2_counters = f.log2_counters();
+  snap.key_scheme = config_.key_scheme;
+  snap.index_key_fingerprint = store_->IndexKeyFingerprint();
+  snap.items = f.items();
+  snap.saturation_events = f.saturation_events();
+  snap.refused_removes = f.refused_removes();
+  snap.adds = store_->stats().adds;
+  snap.removes = store_->stats().removes;
+  snap.written_unix_ms = UnixMs();
+  for (const auto& feed : feeds_) {
+    if (!feed->is_fifo() && feed->is_open()) snap.feeds.push_back(feed->position());
+  }
+  snap.cells.assign(f.raw_cells());
+  Status s = WriteSnapshot(snapshot_path_, snap);
+  if (!s.ok()) {
+    ++snapshot_stats_.failed;
+    return s;
+  }
+  ++snapshot_stats_.written;
+  snapshot_stats_.last_duration_ms = clock_->NowMs() - started;
+  snapshot_stats_.last_unix_ms = snap.written_unix_ms;
+  return Status::Ok();
+}
+
+void Daemon::Reload() {
+  Config fresh;
+  Status s = LoadConfig(config_.source_path, &fresh);
+  if (!s.ok()) {
+    spdlog::error("reload refused, keeping the running config: {}", s.message());
+    return;
+  }
+  config_.seeds = fresh.seeds;
+  config_.authorized_keys = fresh.authorized_keys;
+  std::set<std::string> authorized;
+  s = LoadKeys(&authorized);
+  if (!s.ok()) {
+    spdlog::error("reload: {}", s.message());
+    return;
+  }
+  transport_->SetAuthorized(std::move(authorized));
+  std::vector<Seed> seeds;
+  for (const Seed& seed : config_.seeds) {
+    if (seed.endpoint != advertise_) seeds.push_back(seed);
+  }
+  engine_->SetSeeds(std::move(seeds), clock_->NowMs());
+  ++reloads_;
+  spdlog::info("reloaded: {} seeds", config_.seeds.size());
+}
+
+Status Daemon::Run(volatile std::sig_atomic_t* stop, volatile std::sig_atomic_t* reload) {
+  while (*stop == 0) {
+    if (*reload != 0) {
+      *reload = 0;
+      Reload();
+    }
+    RunOnce(kMaxWaitMs);
+  }
+  spdlog::info("stopping: writing the final snapshot");
+  return WriteSnapshotNow();
+}
+
+}  // namespace peerbloom::daemon

@@ -1,0 +1,205 @@
+// Control operations (docs/control-protocol.md). Batches are newline-separated bodies and
+// who-has answers are compact lines of node indexes, so a batch costs per key only the
+// hashing and the probes, never JSON.
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <unordered_map>
+
+#include "daemon/daemon.h"
+#include "peerbloom/summary.h"
+
+namespace peerbloom::daemon {
+namespace {
+
+// Calls fn(line) for each line of a body; a final line without '\n' counts, a trailing
+// empty one does not. A '\r' before '\n' is dropped.
+template <typename Fn>
+void ForEachLine(std::string_view body, Fn&& fn) {
+  while (!body.empty()) {
+    const size_t nl = body.find('\n');
+    std::string_view line = body.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    fn(line);
+    if (nl == std::string_view::npos) break;
+    body.remove_prefix(nl + 1);
+  }
+}
+
+Status InputIsKeys(const nlohmann::json& request, bool* keys) {
+  const std::string input = request.value("input", std::string("url"));
+  if (input != "url" && input != "key") {
+    return Status::InvalidArgument("'input' must be 'url' or 'key', got '" + input + "'");
+  }
+  *keys = input == "key";
+  return Status::Ok();
+}
+
+void AppendIndex(std::string* out, size_t index) {
+  char digits[24];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), index);
+  out->append(digits, end);
+}
+
+}  // namespace
+
+Status Daemon::HandleControl(const nlohmann::json& request, std::string_view body,
+                             nlohmann::json* reply, std::string* reply_body) {
+  const std::string op = request["op"].get<std::string>();
+  const int64_t now = clock_->NowMs();
+  try {
+    if (op == "who-has") return WhoHas(request, body, reply, reply_body);
+    if (op == "add" || op == "remove") return Change(op == "add", request, body, reply);
+    if (op == "stats") {
+      (*reply)["stats"] = Stats(now);
+      return Status::Ok();
+    }
+    if (op == "peers") {
+      (*reply)["peers"] = PeersJson(now);
+      return Status::Ok();
+    }
+    if (op == "summary") return SummaryOp(request, reply, reply_body);
+    if (op == "ping") {
+      (*reply)["node_id"] = config_.node_id;
+      (*reply)["endpoint"] = advertise_;
+      return Status::Ok();
+    }
+    if (op == "snapshot") return WriteSnapshotNow();
+  } catch (const nlohmann::json::exception& e) {
+    return Status::InvalidArgument(std::string("bad request field: ") + e.what());
+  }
+  return Status::InvalidArgument("unknown op '" + op +
+                                 "' (who-has, add, remove, stats, peers, summary, ping, snapshot)");
+}
+
+Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body,
+                      nlohmann::json* reply, std::string* reply_body) {
+  bool keys = false;
+  PEERBLOOM_RETURN_IF_ERROR(InputIsKeys(request, &keys));
+  const int64_t now = clock_->NowMs();
+  nlohmann::json nodes = nlohmann::json::array();
+  std::unordered_map<std::string, size_t> index_of;
+  std::vector<PeerMatch> matches;
+  uint64_t count = 0, claimed = 0, invalid = 0;
+  reply_body->reserve(body.size() / 8 + 16);
+  auto node_index = [&](const PeerMatch& m, bool local) {
+    auto [it, inserted] = index_of.try_emplace(m.node_id, nodes.size());
+    if (inserted) {
+      nodes.push_back({{"node_id", m.node_id},
+                       {"endpoint", m.endpoint},
+                       {"local", local},
+                       {"imported", m.imported},
+                       {"summary_age_ms", m.summary_age_ms}});
+    }
+    return it->second;
+  };
+  const PeerMatch self{config_.node_id, advertise_, 0, false};
+  ForEachLine(body, [&](std::string_view line) {
+    ++count;
+    std::string_view key_bytes;
+    if (keys) {
+      if (!KeyBytesFromToken(config_.key_scheme, line, &key_scratch_).ok()) {
+        ++invalid;
+        reply_body->append("!\n");
+        return;
+      }
+      key_bytes = key_scratch_;
+    } else {
+      if (line.empty()) {
+        ++invalid;
+        reply_body->append("!\n");
+        return;
+      }
+      key_bytes = store_->encoder()->FromUrl(line);
+    }
+    const KeyHash hash = store_->hasher().Hash(key_bytes);
+    matches.clear();
+    if (store_->filter().MayContain(hash)) matches.push_back(self);
+    engine_->WhoHas(key_bytes, hash, now, &matches);
+    if (!matches.empty()) ++claimed;
+    for (size_t i = 0; i < matches.size(); ++i) {
+      if (i > 0) reply_body->push_back(' ');
+      AppendIndex(reply_body, node_index(matches[i], i == 0 && matches[i].node_id == self.node_id &&
+                                                         matches[i].endpoint == self.endpoint));
+    }
+    reply_body->push_back('\n');
+  });
+  (*reply)["count"] = count;
+  (*reply)["claimed"] = claimed;
+  (*reply)["invalid"] = invalid;
+  (*reply)["nodes"] = std::move(nodes);
+  return Status::Ok();
+}
+
+Status Daemon::Change(bool add, const nlohmann::json& request, std::string_view body,
+                      nlohmann::json* reply) {
+  bool keys = false;
+  PEERBLOOM_RETURN_IF_ERROR(InputIsKeys(request, &keys));
+  uint64_t count = 0, applied = 0, refused = 0, invalid = 0;
+  std::string first_error;
+  ForEachLine(body, [&](std::string_view line) {
+    ++count;
+    std::string_view key_bytes;
+    Status s = line.empty() ? Status::InvalidArgument("empty line") : Status::Ok();
+    if (s.ok() && keys) {
+      s = KeyBytesFromToken(config_.key_scheme, line, &key_scratch_);
+      key_bytes = key_scratch_;
+    } else if (s.ok()) {
+      key_bytes = store_->encoder()->FromUrl(line);
+    }
+    if (!s.ok()) {
+      ++invalid;
+      if (first_error.empty()) first_error = "line " + std::to_string(count) + ": " + s.message();
+      return;
+    }
+    if (add) {
+      store_->Add(key_bytes);
+      ++applied;
+    } else if (store_->Remove(key_bytes)) {
+      ++applied;
+    } else {
+      ++refused;
+    }
+  });
+  (*reply)["count"] = count;
+  (*reply)["applied"] = applied;
+  (*reply)["refused"] = refused;
+  (*reply)["invalid"] = invalid;
+  if (!first_error.empty()) (*reply)["first_error"] = first_error;
+  MaybePublish(clock_->NowMs());
+  return Status::Ok();
+}
+
+Status Daemon::SummaryOp(const nlohmann::json& request, nlohmann::json* reply,
+                         std::string* reply_body) {
+  const std::string node = request.value("node", config_.node_id);
+  const std::string format = request.value("format", std::string("describe"));
+  if (format != "describe" && format != "bytes") {
+    return Status::InvalidArgument("'format' must be 'describe' or 'bytes', got '" + format + "'");
+  }
+  Summary summary;
+  if (node == config_.node_id) {
+    summary = store_->builder()->current();
+  } else {
+    Status s = engine_->GetSummary(node, &summary);
+    if (!s.ok()) return Status::NotFound("no summary held for node '" + node + "'");
+  }
+  std::string encoded;
+  PEERBLOOM_RETURN_IF_ERROR(EncodeSummary(summary, &encoded));
+  (*reply)["summary"] = {{"origin", summary.origin},
+                         {"epoch", summary.epoch},
+                         {"version", summary.version},
+                         {"key_scheme", std::string(KeySchemeName(summary.key_scheme))},
+                         {"k", summary.filter.k()},
+                         {"log2_bits", summary.filter.log2_bits()},
+                         {"bits", summary.filter.bits()},
+                         {"set_bits", summary.filter.PopCount()},
+                         {"fill", summary.filter.FillRatio()},
+                         {"estimated_items", summary.estimated_items},
+                         {"estimated_fpr", summary.filter.EstimatedFpr()},
+                         {"encoded_bytes", encoded.size()}};
+  if (format == "bytes") *reply_body = std::move(encoded);
+  return Status::Ok();
+}
+
+}  // namespace peerbloom::daemon
