@@ -128,8 +128,8 @@ bool FileFollower::TryResume(uint64_t size) {
       ++stats_.resumes;
       return true;
     }
-    resume_mismatch_ = "bytes before the saved offset " + Q(p.offset) + " of " + Q(path_) +
-                       " changed";
+    resume_mismatch_ =
+        "bytes before the saved offset " + Q(p.offset) + " of " + Q(path_) + " changed";
   }
   ++stats_.resume_mismatches;
   return false;
@@ -228,8 +228,7 @@ bool FileFollower::Truncated() {
 bool FileFollower::Rotated() {
   struct stat st;
   if (::stat(path_.c_str(), &st) != 0) return false;  // missing for now: keep the old file
-  return static_cast<uint64_t>(st.st_dev) != device_ ||
-         static_cast<uint64_t>(st.st_ino) != inode_;
+  return static_cast<uint64_t>(st.st_dev) != device_ || static_cast<uint64_t>(st.st_ino) != inode_;
 }
 
 void FileFollower::SwitchToNewFile() {
@@ -249,6 +248,10 @@ Status FileFollower::Poll(std::vector<std::string>* lines, bool* more) {
   }
   size_t budget = options_.max_bytes_per_poll;
   bool limited = false;
+  if (!fifo_ && Truncated()) {  // before reading: new bytes at the old offset are not ours
+    ++stats_.truncations;
+    StartAt(0, "");
+  }
   // Bounded: at most one truncation and one rotation are handled per poll.
   for (int round = 0; round < 3 && fd_ >= 0; ++round) {
     if (!Pump(lines, &budget, &limited)) {

@@ -55,14 +55,14 @@ struct FollowerPosition {
 };
 
 struct FileFollowerStats {
-  uint64_t lines = 0;               // lines returned
-  uint64_t bytes = 0;               // bytes read
-  uint64_t long_lines_skipped = 0;  // lines longer than max_line_bytes
-  uint64_t opens = 0;               // files opened (first sight, rotations, reopen after errors)
-  uint64_t rotations = 0;           // a different file appeared at the path
-  uint64_t truncations = 0;         // the file shrank or was rewritten under the position
-  uint64_t resumes = 0;             // saved positions that matched
-  uint64_t resume_mismatches = 0;   // saved positions that did not: read from the start
+  uint64_t lines = 0;                  // lines returned
+  uint64_t bytes = 0;                  // bytes read
+  uint64_t long_lines_skipped = 0;     // lines longer than max_line_bytes
+  uint64_t opens = 0;                  // files opened (first sight, rotations, reopen after errors)
+  uint64_t rotations = 0;              // a different file appeared at the path
+  uint64_t truncations = 0;            // the file shrank or was rewritten under the position
+  uint64_t resumes = 0;                // saved positions that matched
+  uint64_t resume_mismatches = 0;      // saved positions that did not: read from the start
   uint64_t dropped_partial_lines = 0;  // an unterminated last line of a rotated-away file
   uint64_t read_errors = 0;
 };
