@@ -1,0 +1,302 @@
+// SimCluster: N GossipEngines on an in-memory network with a fake clock, for tests and
+// bench/gossip_sim_bench.cc. Each node owns a counting filter and a SummaryBuilder, like the
+// daemon. The network is event-driven: a frame sent at t arrives at t + latency (+ a seeded
+// random jitter, which reorders), and may be dropped or duplicated with seeded probabilities;
+// a filter hook can drop chosen frames. Nothing here reads a wall clock.
+#ifndef PEERBLOOM_TESTS_UNIT_GOSSIP_SIM_CLUSTER_H_
+#define PEERBLOOM_TESTS_UNIT_GOSSIP_SIM_CLUSTER_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <queue>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "peerbloom/counting_bloom_filter.h"
+#include "peerbloom/gossip.h"
+#include "peerbloom/hash.h"
+#include "peerbloom/summary.h"
+#include "peerbloom/summary_builder.h"
+#include "peerbloom/wire.h"
+
+namespace peerbloom::sim {
+
+struct NetOptions {
+  uint64_t seed = 1;
+  int64_t latency_ms = 2;
+  int64_t jitter_ms = 0;  // extra uniform delay in [0, jitter]: reorders frames
+  double drop = 0.0;
+  double duplicate = 0.0;
+};
+
+struct NodeSpec {
+  std::string id;
+  std::vector<std::string> seeds;  // ids of seed nodes (they may be added later)
+  unsigned log2_counters = 14;
+  unsigned k = 2;
+  unsigned min_log2_bits = 10;
+  uint64_t epoch = 1;
+};
+
+struct SimNode {
+  NodeSpec spec;
+  GossipOptions options;
+  std::unique_ptr<CountingBloomFilter> cbf;
+  std::unique_ptr<SummaryBuilder> builder;
+  std::unique_ptr<GossipEngine> engine;
+  std::multiset<std::string> keys;
+  bool up = true;
+  bool muted = false;  // frames it sends are lost
+  uint64_t bytes_sent = 0;
+  uint64_t frames_sent = 0;
+  std::set<std::string> sent_to;  // endpoints it ever sent a frame to
+};
+
+struct Frame {
+  int64_t at = 0;
+  uint64_t seq = 0;
+  int from = 0;
+  int to = 0;
+  std::string payload;
+  bool operator>(const Frame& o) const { return at != o.at ? at > o.at : seq > o.seq; }
+};
+
+class SimCluster {
+ public:
+  explicit SimCluster(NetOptions net = NetOptions(), GossipOptions base = DefaultOptions())
+      : net_(net), base_(std::move(base)), rng_(net.seed) {}
+
+  static GossipOptions DefaultOptions() {
+    GossipOptions o;
+    o.key_scheme = KeyScheme::kRaw;
+    o.cluster_tag = ClusterTag("sim");
+    return o;
+  }
+  static std::string Endpoint(const std::string& id) { return "sim://" + id; }
+
+  // Adds a node; it starts at the next Run. Returns its index.
+  int AddNode(NodeSpec spec) {
+    auto node = std::make_unique<SimNode>();
+    node->spec = std::move(spec);
+    nodes_.push_back(std::move(node));
+    by_endpoint_[Endpoint(nodes_.back()->spec.id)] = static_cast<int>(nodes_.size() - 1);
+    Boot(static_cast<int>(nodes_.size() - 1));
+    return static_cast<int>(nodes_.size() - 1);
+  }
+
+  // Starts a node afresh: new counting filter, builder and engine in epoch spec.epoch.
+  void Boot(int i) {
+    SimNode& n = *nodes_[i];
+    n.options = base_;
+    n.options.node_id = n.spec.id;
+    n.options.endpoint = Endpoint(n.spec.id);
+    n.options.rng_seed = net_.seed * 1000003 + static_cast<uint64_t>(i);
+    n.options.seeds.clear();
+    for (const std::string& s : n.spec.seeds) n.options.seeds.push_back(Seed{Endpoint(s), ""});
+    n.cbf = std::make_unique<CountingBloomFilter>(n.spec.log2_counters, n.spec.k);
+    SummaryBuilderOptions bo;
+    bo.origin = n.spec.id;
+    bo.epoch = n.spec.epoch;
+    bo.key_scheme = KeyScheme::kRaw;
+    bo.min_log2_bits = n.spec.min_log2_bits;
+    n.builder = std::make_unique<SummaryBuilder>(n.cbf.get(), bo);
+    n.engine = std::make_unique<GossipEngine>(n.options);
+    n.keys.clear();
+    n.up = true;
+    Publish(i);
+  }
+
+  // Restarts node i in a new epoch with an empty cache.
+  void Restart(int i, uint64_t new_epoch) {
+    nodes_[i]->spec.epoch = new_epoch;
+    Boot(i);
+  }
+
+  void AddKey(int i, const std::string& key) {
+    SimNode& n = *nodes_[i];
+    const KeyHash h = hasher_.Hash(key);
+    n.cbf->Add(h);
+    n.builder->Touch(h);
+    n.keys.insert(key);
+  }
+  bool RemoveKey(int i, const std::string& key) {
+    SimNode& n = *nodes_[i];
+    auto it = n.keys.find(key);
+    if (it == n.keys.end()) return false;
+    const KeyHash h = hasher_.Hash(key);
+    if (!n.cbf->Remove(h)) return false;
+    n.builder->Touch(h);
+    n.keys.erase(it);
+    return true;
+  }
+  // Builder -> engine, as the daemon does after changes.
+  void Publish(int i) {
+    SimNode& n = *nodes_[i];
+    Publication p;
+    if (!n.builder->Publish(&p).ok() || !p.changed) return;
+    if (p.full) {
+      n.engine->PublishFull(n.builder->current(), now_);
+    } else {
+      n.engine->PublishDelta(p.delta, now_);
+    }
+    Collect(i);
+  }
+
+  // Runs the event loop until `until_ms`.
+  void RunUntil(int64_t until_ms) {
+    while (true) {
+      const int64_t t = NextEventTime();
+      if (t > until_ms) break;
+      now_ = std::max(now_, t);
+      Step();
+    }
+    now_ = std::max(now_, until_ms);
+  }
+  void RunFor(int64_t ms) { RunUntil(now_ + ms); }
+  // Runs until pred() holds (checked after each event) or the deadline; returns pred().
+  bool RunUntilTrue(const std::function<bool()>& pred, int64_t deadline_ms) {
+    if (pred()) return true;
+    while (true) {
+      const int64_t t = NextEventTime();
+      if (t > deadline_ms) break;
+      now_ = std::max(now_, t);
+      Step();
+      if (pred()) return true;
+    }
+    now_ = std::max(now_, deadline_ms);
+    return pred();
+  }
+
+  // Whether node `at` holds origin's current summary exactly.
+  bool Holds(int at, int origin) const {
+    const SimNode& o = *nodes_[origin];
+    Summary s;
+    if (!nodes_[at]->engine->GetSummary(o.spec.id, &s).ok()) return false;
+    const Summary& want = o.builder->current();
+    return s.epoch == want.epoch && s.version == want.version && s.filter == want.filter;
+  }
+  bool AllHoldAll() const {
+    for (size_t a = 0; a < nodes_.size(); ++a) {
+      for (size_t o = 0; o < nodes_.size(); ++o) {
+        if (a == o || !nodes_[a]->up || !nodes_[o]->up) continue;
+        if (!Holds(static_cast<int>(a), static_cast<int>(o))) return false;
+      }
+    }
+    return true;
+  }
+  // Whether node `at` currently considers `other` alive.
+  bool SeesAlive(int at, int other) const {
+    for (const PeerInfo& p : nodes_[at]->engine->Peers(now_)) {
+      if (p.node_id == nodes_[other]->spec.id) return p.alive;
+    }
+    return false;
+  }
+  bool WhoHasLists(int at, const std::string& key, int holder) const {
+    std::vector<PeerMatch> out;
+    nodes_[at]->engine->WhoHas(key, hasher_.Hash(key), now_, &out);
+    return std::any_of(out.begin(), out.end(),
+                       [&](const PeerMatch& m) { return m.node_id == nodes_[holder]->spec.id; });
+  }
+  // Keys held by some up node that another up node's who-has does not list for it.
+  size_t FalseNegatives() const {
+    size_t misses = 0;
+    for (size_t h = 0; h < nodes_.size(); ++h) {
+      if (!nodes_[h]->up) continue;
+      for (const std::string& key : nodes_[h]->keys) {
+        for (size_t a = 0; a < nodes_.size(); ++a) {
+          if (a != h && nodes_[a]->up &&
+              !WhoHasLists(static_cast<int>(a), key, static_cast<int>(h))) {
+            ++misses;
+          }
+        }
+      }
+    }
+    return misses;
+  }
+
+  // Drops frames for which the hook returns true (before the random faults).
+  void SetFilter(std::function<bool(const Frame&)> hook) { filter_ = std::move(hook); }
+  void set_net(NetOptions net) { net_ = net; }
+
+  int64_t now() const { return now_; }
+  size_t size() const { return nodes_.size(); }
+  SimNode& node(int i) { return *nodes_[i]; }
+  GossipEngine& engine(int i) { return *nodes_[i]->engine; }
+  const IndexHasher& hasher() const { return hasher_; }
+
+ private:
+  int64_t NextEventTime() const {
+    int64_t t = INT64_MAX;
+    if (!inflight_.empty()) t = inflight_.top().at;
+    for (const auto& n : nodes_) {
+      if (n->up) t = std::min(t, std::max(n->engine->NextDeadline(), now_));
+    }
+    return t;
+  }
+
+  void Step() {
+    while (!inflight_.empty() && inflight_.top().at <= now_) {
+      Frame f = inflight_.top();
+      inflight_.pop();
+      SimNode& dst = *nodes_[f.to];
+      if (!dst.up) continue;
+      (void)dst.engine->OnMessage(f.payload, now_);  // refusals are counted by the engine
+      Collect(f.to);
+    }
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      SimNode& n = *nodes_[i];
+      if (n.up && n.engine->NextDeadline() <= now_) {
+        n.engine->OnTick(now_);
+        Collect(static_cast<int>(i));
+      }
+    }
+  }
+
+  void Collect(int i) {
+    SimNode& n = *nodes_[i];
+    for (Outgoing& o : n.engine->TakeOutgoing()) {
+      n.bytes_sent += o.payload.size();
+      ++n.frames_sent;
+      n.sent_to.insert(o.endpoint);
+      auto it = by_endpoint_.find(o.endpoint);
+      if (it == by_endpoint_.end() || n.muted || !n.up) continue;
+      Frame f{now_ + net_.latency_ms, 0, i, it->second, std::move(o.payload)};
+      if (filter_ && filter_(f)) continue;
+      if (Chance(net_.drop)) continue;
+      const int copies = Chance(net_.duplicate) ? 2 : 1;
+      for (int c = 0; c < copies; ++c) {
+        Frame g = f;
+        g.seq = seq_++;
+        if (net_.jitter_ms > 0) {
+          g.at += static_cast<int64_t>(rng_() % static_cast<uint64_t>(net_.jitter_ms + 1));
+        }
+        inflight_.push(std::move(g));
+      }
+    }
+    (void)n.engine->TakeDropped();
+  }
+
+  bool Chance(double p) {
+    return p > 0 && std::uniform_real_distribution<double>(0.0, 1.0)(rng_) < p;
+  }
+
+  NetOptions net_;
+  GossipOptions base_;
+  std::mt19937_64 rng_;
+  IndexHasher hasher_;
+  int64_t now_ = 0;
+  uint64_t seq_ = 0;
+  std::vector<std::unique_ptr<SimNode>> nodes_;
+  std::map<std::string, int> by_endpoint_;
+  std::priority_queue<Frame, std::vector<Frame>, std::greater<Frame>> inflight_;
+  std::function<bool(const Frame&)> filter_;
+};
+
+}  // namespace peerbloom::sim
+
+#endif  // PEERBLOOM_TESTS_UNIT_GOSSIP_SIM_CLUSTER_H_
