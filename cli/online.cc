@@ -1,0 +1,323 @@
+// Subcommands that talk to the local daemon over its control endpoint.
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "daemon/config.h"
+#include "daemon/control_client.h"
+
+namespace peerbloom::cli {
+namespace {
+
+using nlohmann::json;
+using peerbloom::daemon::ControlClient;
+
+constexpr size_t kStreamBatch = 20000;
+
+Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
+  if (!g.control.empty()) {
+    *endpoint = g.control;
+  } else if (!g.config_path.empty()) {
+    peerbloom::daemon::Config config;
+    PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::LoadConfig(g.config_path, &config));
+    *endpoint = config.control;
+  } else if (const char* env = std::getenv("PEERBLOOM_CONTROL"); env != nullptr && *env) {
+    *endpoint = env;
+  } else {
+    *endpoint = "ipc:///var/lib/peerbloom/control.sock";
+  }
+  return Status::Ok();
+}
+
+Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
+  std::string endpoint;
+  PEERBLOOM_RETURN_IF_ERROR(ResolveControl(g, &endpoint));
+  *out = std::make_unique<ControlClient>(endpoint, g.timeout_ms);
+  return Status::Ok();
+}
+
+// True when stdin has a line ready without blocking (buffered or on the descriptor).
+bool StdinReady() {
+  if (std::cin.rdbuf()->in_avail() > 0) return true;
+  struct pollfd p = {0, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0;
+}
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string body;
+  for (const std::string& s : items) body.append(s).push_back('\n');
+  return body;
+}
+
+std::string DescribeNode(const json& node) {
+  std::string text = node["node_id"].get<std::string>() + " (";
+  if (node.value("local", false)) {
+    text += "local, ";
+  }
+  text += node["endpoint"].get<std::string>();
+  if (!node.value("local", false)) {
+    text += ", summary " + std::to_string(node.value("summary_age_ms", int64_t{0})) + " ms old";
+  }
+  if (node.value("imported", false)) text += ", squid digest";
+  return text + ")";
+}
+
+// Prints the answers of one who-has batch; returns how many keys some node claims.
+size_t PrintWhoHas(const std::vector<std::string>& keys, const json& reply,
+                   std::string_view body, bool as_json) {
+  const json& nodes = reply["nodes"];
+  size_t claimed = 0;
+  std::string out;
+  for (const std::string& key : keys) {
+    const size_t nl = body.find('\n');
+    std::string_view line = body.substr(0, nl);
+    body = nl == std::string_view::npos ? std::string_view() : body.substr(nl + 1);
+    std::vector<size_t> idx;
+    bool invalid = line == "!";
+    while (!invalid && !line.empty()) {
+      const size_t sp = line.find(' ');
+      const size_t i = std::strtoull(std::string(line.substr(0, sp)).c_str(), nullptr, 10);
+      if (i < nodes.size()) idx.push_back(i);
+      line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
+    }
+    if (!idx.empty()) ++claimed;
+    if (as_json) {
+      json j = {{"key", key}, {"claimed", !idx.empty()}, {"nodes", json::array()}};
+      if (invalid) j["error"] = "invalid key";
+      for (size_t i : idx) j["nodes"].push_back(nodes[i]);
+      out += j.dump() + "\n";
+    } else {
+      out += key + ": ";
+      if (invalid) out += "invalid key";
+      if (idx.empty() && !invalid) out += "no node";
+      for (size_t n = 0; n < idx.size(); ++n) out += (n ? ", " : "") + DescribeNode(nodes[idx[n]]);
+      out += "\n";
+    }
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return claimed;
+}
+
+struct KeyArgs {
+  std::vector<std::string> items;
+  bool keys = false;
+};
+
+void AddKeyArgs(CLI::App* sub, KeyArgs* a, const char* what) {
+  sub->add_option("items", a->items, std::string(what) + " ('-' reads them from stdin, one a line)")
+      ->required();
+  sub->add_flag("--key", a->keys,
+                "the arguments are keys of the cluster's key scheme (32 hex digits for "
+                "squid-md5), not URLs");
+}
+
+bool IsStdin(const KeyArgs& a) { return a.items.size() == 1 && a.items[0] == "-"; }
+
+// Reads the next batch of stdin lines: up to kStreamBatch, or fewer when no more is ready.
+bool ReadBatch(std::vector<std::string>* batch) {
+  batch->clear();
+  std::string line;
+  while (batch->size() < kStreamBatch && std::getline(std::cin, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    batch->push_back(line);
+    if (!StdinReady()) break;
+  }
+  return !batch->empty();
+}
+
+int RunWhoHas(const GlobalOptions& g, const KeyArgs& a) {
+  std::unique_ptr<ControlClient> client;
+  Status s = Connect(g, &client);
+  if (!s.ok()) return Error(s);
+  const json request = {{"op", "who-has"}, {"input", a.keys ? "key" : "url"}};
+  size_t claimed = 0;
+  auto ask = [&](const std::vector<std::string>& keys) {
+    json reply;
+    std::string body;
+    Status st = client->Call(request, Join(keys), &reply, &body);
+    if (st.ok()) claimed += PrintWhoHas(keys, reply, body, g.json);
+    return st;
+  };
+  if (!IsStdin(a)) {
+    s = ask(a.items);
+  } else {
+    std::vector<std::string> batch;
+    while (s.ok() && ReadBatch(&batch)) {
+      s = ask(batch);
+      std::fflush(stdout);
+    }
+  }
+  if (!s.ok()) return Error(s);
+  return claimed > 0 ? kExitClaimed : kExitNone;
+}
+
+int RunChange(const GlobalOptions& g, const KeyArgs& a, bool add) {
+  std::unique_ptr<ControlClient> client;
+  Status s = Connect(g, &client);
+  if (!s.ok()) return Error(s);
+  const json request = {{"op", add ? "add" : "remove"}, {"input", a.keys ? "key" : "url"}};
+  uint64_t applied = 0, refused = 0, invalid = 0;
+  std::string first_error;
+  auto send = [&](const std::vector<std::string>& keys) {
+    json reply;
+    std::string body;
+    Status st = client->Call(request, Join(keys), &reply, &body);
+    if (!st.ok()) return st;
+    applied += reply.value("applied", uint64_t{0});
+    refused += reply.value("refused", uint64_t{0});
+    invalid += reply.value("invalid", uint64_t{0});
+    if (first_error.empty()) first_error = reply.value("first_error", std::string());
+    return Status::Ok();
+  };
+  if (!IsStdin(a)) {
+    s = send(a.items);
+  } else {
+    std::vector<std::string> batch;
+    while (s.ok() && ReadBatch(&batch)) s = send(batch);
+  }
+  if (!s.ok()) return Error(s);
+  if (g.json) {
+    std::printf("%s\n", json({{"applied", applied}, {"refused", refused}, {"invalid", invalid}})
+                            .dump()
+                            .c_str());
+  } else {
+    std::printf("%s %llu\n", add ? "added" : "removed", static_cast<unsigned long long>(applied));
+  }
+  if (refused > 0) {
+    std::fprintf(stderr, "peerbloom: warning: %llu not in the filter, not removed\n",
+                 static_cast<unsigned long long>(refused));
+  }
+  if (invalid > 0) return Error(std::to_string(invalid) + " invalid: " + first_error);
+  return 0;
+}
+
+void PrintTree(const json& j, const std::string& indent) {
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    if (it->is_object()) {
+      std::printf("%s%s:\n", indent.c_str(), it.key().c_str());
+      PrintTree(*it, indent + "  ");
+    } else if (it->is_array()) {
+      std::printf("%s%s:\n", indent.c_str(), it.key().c_str());
+      for (const json& item : *it) {
+        std::printf("%s  -\n", indent.c_str());
+        PrintTree(item, indent + "    ");
+      }
+    } else {
+      std::printf("%s%s: %s\n", indent.c_str(), it.key().c_str(),
+                  it->is_string() ? it->get<std::string>().c_str() : it->dump().c_str());
+    }
+  }
+}
+
+int RunSimple(const GlobalOptions& g, const json& request, const char* field) {
+  std::unique_ptr<ControlClient> client;
+  Status s = Connect(g, &client);
+  if (!s.ok()) return Error(s);
+  json reply;
+  std::string body;
+  s = client->Call(request, "", &reply, &body);
+  if (!s.ok()) return Error(s);
+  if (g.json) {
+    std::printf("%s\n", reply[field].dump(2).c_str());
+  } else {
+    PrintTree(reply[field], "");
+  }
+  return 0;
+}
+
+int RunPeers(const GlobalOptions& g) {
+  std::unique_ptr<ControlClient> client;
+  Status s = Connect(g, &client);
+  if (!s.ok()) return Error(s);
+  json reply;
+  std::string body;
+  s = client->Call({{"op", "peers"}}, "", &reply, &body);
+  if (!s.ok()) return Error(s);
+  if (g.json) {
+    std::printf("%s\n", reply["peers"].dump(2).c_str());
+    return 0;
+  }
+  std::printf("%-20s %-28s %-6s %-10s %12s %10s %12s\n", "NODE", "ENDPOINT", "STATE", "VERSION",
+              "ITEMS", "HEARD", "SUMMARY-AGE");
+  for (const json& p : reply["peers"]) {
+    const int64_t age = p.value("summary_age_ms", int64_t{-1});
+    std::printf("%-20s %-28s %-6s %-10llu %12llu %8lldms %10s\n",
+                p["node_id"].get<std::string>().c_str(), p["endpoint"].get<std::string>().c_str(),
+                p.value("alive", false) ? "alive" : "dead",
+                static_cast<unsigned long long>(p.value("version", uint64_t{0})),
+                static_cast<unsigned long long>(p.value("estimated_items", uint64_t{0})),
+                static_cast<long long>(p.value("last_heard_ms_ago", int64_t{0})),
+                age < 0 ? "-" : (std::to_string(age) + "ms").c_str());
+  }
+  return 0;
+}
+
+int RunSummary(const GlobalOptions& g, const std::string& node, const std::string& output) {
+  std::unique_ptr<ControlClient> client;
+  Status s = Connect(g, &client);
+  if (!s.ok()) return Error(s);
+  json request = {{"op", "summary"}, {"format", output.empty() ? "describe" : "bytes"}};
+  if (!node.empty()) request["node"] = node;
+  json reply;
+  std::string body;
+  s = client->Call(request, "", &reply, &body);
+  if (!s.ok()) return Error(s);
+  if (!output.empty()) {
+    std::ofstream out(output, std::ios::binary | std::ios::trunc);
+    out.write(body.data(), static_cast<std::streamsize>(body.size()));
+    if (!out) return Error("cannot write '" + output + "'");
+  }
+  if (g.json) {
+    std::printf("%s\n", reply["summary"].dump(2).c_str());
+  } else {
+    PrintTree(reply["summary"], "");
+  }
+  return 0;
+}
+
+}  // namespace
+
+Runner SetUpWhoHas(CLI::App* sub, const GlobalOptions* g) {
+  auto a = std::make_shared<KeyArgs>();
+  AddKeyArgs(sub, a.get(), "URLs to look up");
+  return [g, a] { return RunWhoHas(*g, *a); };
+}
+
+Runner SetUpAdd(CLI::App* sub, const GlobalOptions* g) {
+  auto a = std::make_shared<KeyArgs>();
+  AddKeyArgs(sub, a.get(), "URLs the cache now holds");
+  return [g, a] { return RunChange(*g, *a, true); };
+}
+
+Runner SetUpRemove(CLI::App* sub, const GlobalOptions* g) {
+  auto a = std::make_shared<KeyArgs>();
+  AddKeyArgs(sub, a.get(), "URLs the cache dropped");
+  return [g, a] { return RunChange(*g, *a, false); };
+}
+
+Runner SetUpStats(CLI::App* sub, const GlobalOptions* g) {
+  (void)sub;
+  return [g] { return RunSimple(*g, {{"op", "stats"}}, "stats"); };
+}
+
+Runner SetUpPeers(CLI::App* sub, const GlobalOptions* g) {
+  (void)sub;
+  return [g] { return RunPeers(*g); };
+}
+
+Runner SetUpSummary(CLI::App* sub, const GlobalOptions* g) {
+  auto node = std::make_shared<std::string>();
+  auto output = std::make_shared<std::string>();
+  sub->add_option("--node", *node, "a peer's node id (default: the daemon's own summary)");
+  sub->add_option("-o,--output", *output, "save the encoded summary to this file");
+  return [g, node, output] { return RunSummary(*g, *node, *output); };
+}
+
+}  // namespace peerbloom::cli

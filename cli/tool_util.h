@@ -1,0 +1,70 @@
+// Shared pieces of the offline tools: reading files, keying like a cluster, line input with a
+// progress line on a terminal.
+#ifndef PEERBLOOM_CLI_TOOL_UTIL_H_
+#define PEERBLOOM_CLI_TOOL_UTIL_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <istream>
+#include <memory>
+#include <string>
+
+#include "cli/cli.h"
+#include "peerbloom/hash.h"
+#include "peerbloom/key_scheme.h"
+#include "peerbloom/status.h"
+
+namespace peerbloom::cli {
+
+Status ReadFileBytes(const std::string& path, std::string* out);
+Status WriteFileBytes(const std::string& path, const std::string& bytes);
+
+// How keys are made: the scheme and the cluster secret, from flags or a daemon config.
+struct KeyingArgs {
+  std::string key_scheme;  // empty: from --config, else squid-md5
+  std::string secret;      // --secret; empty: from --config, else ""
+  bool keys = false;       // inputs are key tokens, not URLs
+};
+void AddKeyingOptions(CLI::App* sub, KeyingArgs* a);
+// Resolves scheme and index key. `fixed_scheme`, when set, wins (a summary's own scheme).
+Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeyScheme* fixed_scheme,
+                     KeyScheme* scheme, SipKey* index_key);
+
+// Turns input lines into key bytes under a scheme.
+class KeyMaker {
+ public:
+  KeyMaker(KeyScheme scheme, bool keys) : encoder_(scheme), keys_(keys) {}
+  // InvalidArgument for an empty line or a bad key token.
+  Status Make(std::string_view line, std::string_view* key_bytes);
+
+ private:
+  KeyEncoder encoder_;
+  bool keys_;
+  std::string scratch_;
+};
+
+// Reads lines from a file or stdin ("-"); shows "\r<label>: N lines (P%)" on stderr every
+// 2^16 lines when stderr is a terminal, and clears it at the end.
+class LineInput {
+ public:
+  LineInput(std::string label) : label_(std::move(label)) {}
+  ~LineInput();
+  Status Open(const std::string& path);
+  bool Next(std::string* line);
+  uint64_t lines() const { return lines_; }
+
+ private:
+  void Progress(bool done);
+
+  std::string label_;
+  std::unique_ptr<std::istream> owned_;
+  std::istream* in_ = nullptr;
+  uint64_t lines_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t size_ = 0;  // 0 when unknown
+  bool tty_ = false;
+};
+
+}  // namespace peerbloom::cli
+
+#endif  // PEERBLOOM_CLI_TOOL_UTIL_H_
