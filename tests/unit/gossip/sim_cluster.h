@@ -41,6 +41,7 @@ struct NodeSpec {
   unsigned k = 2;
   unsigned min_log2_bits = 10;
   uint64_t epoch = 1;
+  double target_fpr = 0.01;
 };
 
 struct SimNode {
@@ -54,7 +55,8 @@ struct SimNode {
   bool muted = false;  // frames it sends are lost
   uint64_t bytes_sent = 0;
   uint64_t frames_sent = 0;
-  std::set<std::string> sent_to;  // endpoints it ever sent a frame to
+  uint64_t bytes_by_type[8] = {};  // by WireType number (byte 6 of the frame)
+  std::set<std::string> sent_to;   // endpoints it ever sent a frame to
 };
 
 struct Frame {
@@ -104,6 +106,7 @@ class SimCluster {
     bo.epoch = n.spec.epoch;
     bo.key_scheme = KeyScheme::kRaw;
     bo.min_log2_bits = n.spec.min_log2_bits;
+    bo.target_fpr = n.spec.target_fpr;
     n.builder = std::make_unique<SummaryBuilder>(n.cbf.get(), bo);
     n.engine = std::make_unique<GossipEngine>(n.options);
     n.keys.clear();
@@ -134,6 +137,17 @@ class SimCluster {
     n.keys.erase(it);
     return true;
   }
+  // Untracked variants for large key sets (benchmarks): the caller remembers its keys.
+  void AddHash(int i, const KeyHash& h) {
+    nodes_[i]->cbf->Add(h);
+    nodes_[i]->builder->Touch(h);
+  }
+  bool RemoveHash(int i, const KeyHash& h) {
+    if (!nodes_[i]->cbf->Remove(h)) return false;
+    nodes_[i]->builder->Touch(h);
+    return true;
+  }
+
   // Builder -> engine, as the daemon does after changes.
   void Publish(int i) {
     SimNode& n = *nodes_[i];
@@ -197,8 +211,11 @@ class SimCluster {
     return false;
   }
   bool WhoHasLists(int at, const std::string& key, int holder) const {
+    return WhoHasHash(at, key, hasher_.Hash(key), holder);
+  }
+  bool WhoHasHash(int at, std::string_view key, const KeyHash& h, int holder) const {
     std::vector<PeerMatch> out;
-    nodes_[at]->engine->WhoHas(key, hasher_.Hash(key), now_, &out);
+    nodes_[at]->engine->WhoHas(key, h, now_, &out);
     return std::any_of(out.begin(), out.end(),
                        [&](const PeerMatch& m) { return m.node_id == nodes_[holder]->spec.id; });
   }
@@ -262,6 +279,8 @@ class SimCluster {
     for (Outgoing& o : n.engine->TakeOutgoing()) {
       n.bytes_sent += o.payload.size();
       ++n.frames_sent;
+      if (o.payload.size() > 6)
+        n.bytes_by_type[static_cast<uint8_t>(o.payload[6]) & 7] += o.payload.size();
       n.sent_to.insert(o.endpoint);
       auto it = by_endpoint_.find(o.endpoint);
       if (it == by_endpoint_.end() || n.muted || !n.up) continue;

@@ -1,0 +1,181 @@
+// Simulated clusters of GossipEngines (tests/unit/gossip/sim_cluster.h: in-memory network,
+// 2 ms latency, fake clock, default GossipOptions: 1 s gossip interval, 5 s anti-entropy,
+// fanout 4, one seed per node). Prints, per cluster size:
+//  - join: simulated time until every node holds every node's current summary;
+//  - gossip bytes per second per node over 60 simulated seconds of 1 % churn per minute
+//    (every node removes its oldest keys and adds new ones each second and publishes), with
+//    the split by frame type;
+//  - convergence: an add at a random node at a random moment -> listed by every other node's
+//    who-has, in gossip intervals (20 trials; median and max).
+// Fails (exit 1) on any false negative found after convergence.
+//
+// Usage: gossip_sim_bench [keys_per_node_16] [keys_per_node_100]
+// Defaults: 1e6 keys per node at 16 nodes; 5e4 at 100 nodes, because every node holds every
+// other node's summary uncompressed (100 x 99 summaries); the churn bytes scale with the keys.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "peerbloom/params.h"
+#include "tests/unit/gossip/sim_cluster.h"
+
+namespace peerbloom {
+namespace {
+
+using sim::NodeSpec;
+using sim::SimCluster;
+
+constexpr int64_t kInterval = 1000;
+
+KeyHash NodeKey(uint64_t node, uint64_t id) {
+  auto mix = [](uint64_t x) {
+    x += 0x9e3779b97f4a7c15ULL;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+    return x ^ (x >> 31);
+  };
+  const uint64_t a = mix((node << 40) ^ id);
+  return KeyHash{a, mix(a)};
+}
+
+double WallSeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+struct Window {  // node i holds key ids [lo, hi)
+  uint64_t lo = 0, hi = 0;
+};
+
+bool VisibleEverywhere(const SimCluster& c, int holder, const KeyHash& h) {
+  for (int i = 0; i < static_cast<int>(c.size()); ++i) {
+    if (i != holder && !c.WhoHasHash(i, "", h, holder)) return false;
+  }
+  return true;
+}
+
+size_t SampledFalseNegatives(const SimCluster& c, const std::vector<Window>& w,
+                             std::mt19937_64* rng) {
+  size_t misses = 0;
+  for (int h = 0; h < static_cast<int>(c.size()); ++h) {
+    for (int s = 0; s < 50; ++s) {
+      const uint64_t id = w[h].lo + (*rng)() % (w[h].hi - w[h].lo);
+      misses += VisibleEverywhere(c, h, NodeKey(h, id)) ? 0 : 1;
+    }
+  }
+  return misses;
+}
+
+bool Run(int nodes, uint64_t keys) {
+  Geometry g;
+  if (!ChooseGeometry(Profile::kBalanced, keys, 0.01, &g).ok()) return false;
+  const double wall0 = WallSeconds();
+  SimCluster c;
+  for (int i = 0; i < nodes; ++i) {
+    NodeSpec s;
+    s.id = "node" + std::to_string(i);
+    s.seeds = {i == 0 ? "node1" : "node0"};
+    s.log2_counters = g.log2_counters;
+    s.k = g.k;
+    c.AddNode(s);
+  }
+  std::vector<Window> w(nodes);
+  for (int i = 0; i < nodes; ++i) {
+    for (; w[i].hi < keys; ++w[i].hi) c.AddHash(i, NodeKey(i, w[i].hi));
+    c.Publish(i);
+  }
+  const int64_t join_start = c.now();
+  if (!c.RunUntilTrue([&] { return c.AllHoldAll(); }, join_start + 600 * kInterval)) {
+    std::fprintf(stderr, "gossip_sim_bench: error: %d nodes did not converge\n", nodes);
+    return false;
+  }
+  const double join_s = (c.now() - join_start) / 1000.0;
+  Summary any;
+  (void)c.engine(1).GetSummary("node0", &any);
+
+  // Steady churn: 1 % of the keys per minute, published every interval.
+  const uint64_t per_second = std::max<uint64_t>(1, keys / 100 / 60);
+  std::vector<uint64_t> bytes0(nodes), by_type0(8);
+  for (int i = 0; i < nodes; ++i) {
+    bytes0[i] = c.node(i).bytes_sent;
+    for (int t = 0; t < 8; ++t) by_type0[t] += c.node(i).bytes_by_type[t];
+  }
+  const int kSeconds = 60;
+  for (int s = 0; s < kSeconds; ++s) {
+    for (int i = 0; i < nodes; ++i) {
+      for (uint64_t j = 0; j < per_second; ++j) {
+        if (!c.RemoveHash(i, NodeKey(i, w[i].lo++))) return false;
+        c.AddHash(i, NodeKey(i, w[i].hi++));
+      }
+      c.Publish(i);
+    }
+    c.RunFor(kInterval);
+  }
+  std::vector<double> rates(nodes);
+  std::vector<double> by_type(8);
+  for (int i = 0; i < nodes; ++i) {
+    rates[i] = static_cast<double>(c.node(i).bytes_sent - bytes0[i]) / kSeconds;
+    for (int t = 0; t < 8; ++t) by_type[t] += c.node(i).bytes_by_type[t];
+  }
+  for (int t = 0; t < 8; ++t) by_type[t] = (by_type[t] - by_type0[t]) / nodes / kSeconds;
+  std::vector<double> sorted = rates;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = 0;
+  for (double r : rates) mean += r / nodes;
+
+  // Convergence of single adds.
+  std::mt19937_64 rng(99);
+  std::vector<double> intervals;
+  for (int trial = 0; trial < 20; ++trial) {
+    c.RunFor(static_cast<int64_t>(rng() % kInterval));
+    const int holder = static_cast<int>(rng() % nodes);
+    const KeyHash h = NodeKey(holder, w[holder].hi++);
+    c.AddHash(holder, h);
+    c.Publish(holder);
+    const int64_t t0 = c.now();
+    if (!c.RunUntilTrue([&] { return VisibleEverywhere(c, holder, h); }, t0 + 30 * kInterval)) {
+      std::fprintf(stderr, "gossip_sim_bench: error: add not visible after 30 intervals\n");
+      return false;
+    }
+    intervals.push_back(static_cast<double>(c.now() - t0) / kInterval);
+  }
+  std::sort(intervals.begin(), intervals.end());
+  if (!c.RunUntilTrue([&] { return c.AllHoldAll(); }, c.now() + 60 * kInterval)) return false;
+  const size_t misses = SampledFalseNegatives(c, w, &rng);
+
+  std::printf(
+      "%d nodes, %llu keys/node (k=%u, summary 2^%u bits), churn %llu keys/s/node (1 %%/min)\n"
+      "  join: all summaries everywhere after %.1f s simulated\n"
+      "  gossip bytes/s per node: median %.0f, mean %.0f, max %.0f (node0, the seed: %.0f)\n"
+      "    by type per node: deltas %.0f, digests %.0f, full summaries %.0f, requests %.0f\n"
+      "  add -> visible at all %d nodes: median %.2f, max %.2f gossip intervals\n"
+      "  false negatives after convergence: %zu of %d sampled (key, node) checks\n"
+      "  wall time %.1f s\n",
+      nodes, static_cast<unsigned long long>(keys), g.k, any.filter.log2_bits(),
+      static_cast<unsigned long long>(per_second), join_s, sorted[nodes / 2], mean, sorted.back(),
+      rates[0], by_type[static_cast<int>(WireType::kDelta)],
+      by_type[static_cast<int>(WireType::kDigest)],
+      by_type[static_cast<int>(WireType::kFullSummary)],
+      by_type[static_cast<int>(WireType::kRequestFull)], nodes, intervals[intervals.size() / 2],
+      intervals.back(), misses, nodes * 50 * (nodes - 1), WallSeconds() - wall0);
+  return misses == 0;
+}
+
+}  // namespace
+}  // namespace peerbloom
+
+int main(int argc, char** argv) {
+  const uint64_t keys16 = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
+  const uint64_t keys100 = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 50000;
+  if (keys16 < 100 || keys100 < 100) {
+    std::fprintf(stderr,
+                 "usage: gossip_sim_bench [keys_per_node_16>=100] [keys_per_node_100>=100]\n");
+    return 2;
+  }
+  bool ok = peerbloom::Run(16, keys16);
+  ok = peerbloom::Run(100, keys100) && ok;
+  return ok ? 0 : 1;
+}
