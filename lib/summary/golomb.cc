@@ -43,15 +43,19 @@ GolombWriter::GolombWriter(uint64_t divisor, std::string* out) noexcept
       cutoff_((uint64_t{1} << b_) - divisor),
       out_(out) {}
 
+// Bits collect in a 64-bit word that is flushed whole; n <= kPeekBits.
 void GolombWriter::PutBits(uint64_t value, unsigned n) {
   if (n == 0) return;
   acc_ |= value << pending_;
-  pending_ += n;
-  while (pending_ >= 8) {
-    out_->push_back(static_cast<char>(acc_ & 0xff));
-    acc_ >>= 8;
-    pending_ -= 8;
+  if (pending_ + n < 64) {
+    pending_ += n;
+    return;
   }
+  char bytes[8];
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>(acc_ >> (8 * i));
+  out_->append(bytes, sizeof(bytes));
+  acc_ = value >> (64 - pending_);  // pending_ >= 7 here, as n <= 57
+  pending_ = pending_ + n - 64;
 }
 
 void GolombWriter::PutOnes(uint64_t n) {
@@ -60,24 +64,35 @@ void GolombWriter::PutOnes(uint64_t n) {
 }
 
 void GolombWriter::Add(uint64_t gap) {
-  const uint64_t q = gap / divisor_;
+  // A Rice divisor (cutoff 0) divides by shifting.
+  const uint64_t q = cutoff_ == 0 ? gap >> b_ : gap / divisor_;
   const uint64_t r = gap - q * divisor_;
-  PutOnes(q);
-  PutBits(0, 1);
-  if (b_ == 0) return;
-  if (r < cutoff_) {
-    PutBits(r, b_ - 1);
+  // Remainder bits as they go on the wire: r alone, or w >> 1 followed by w & 1.
+  unsigned rem_bits = 0;
+  uint64_t rem = 0;
+  if (b_ > 0 && r < cutoff_) {
+    rem_bits = b_ - 1;
+    rem = r;
+  } else if (b_ > 0) {
+    const uint64_t w = r + cutoff_;
+    rem_bits = b_;
+    rem = (w >> 1) | ((w & 1) << (b_ - 1));
+  }
+  if (q + 1 + rem_bits <= kPeekBits) {  // the common case: one code, one write
+    PutBits(((uint64_t{1} << q) - 1) | (rem << (q + 1)), static_cast<unsigned>(q + 1) + rem_bits);
     return;
   }
-  const uint64_t w = r + cutoff_;
-  PutBits(w >> 1, b_ - 1);
-  PutBits(w & 1, 1);
+  PutOnes(q);
+  PutBits(0, 1);
+  PutBits(rem, rem_bits);
 }
 
 void GolombWriter::Finish() {
-  if (pending_ > 0) out_->push_back(static_cast<char>(acc_ & 0xff));
+  for (; pending_ > 0; pending_ = pending_ > 8 ? pending_ - 8 : 0) {
+    out_->push_back(static_cast<char>(acc_ & 0xff));
+    acc_ >>= 8;
+  }
   acc_ = 0;
-  pending_ = 0;
 }
 
 GolombReader::GolombReader(std::string_view codes, uint64_t divisor) noexcept
@@ -110,7 +125,35 @@ bool GolombReader::ReadBits(unsigned n, uint64_t* value) noexcept {
 }
 
 bool GolombReader::Next(uint64_t max_gap, uint64_t* gap) noexcept {
-  const uint64_t max_q = max_gap / divisor_;
+  uint64_t q = 0;
+  uint64_t r = 0;
+  const uint64_t word = Peek();
+  const auto ones = static_cast<unsigned>(std::countr_one(word));
+  if (ones + 1 + b_ <= kPeekBits) {  // the common case: the whole code is in one peek
+    q = ones;
+    const uint64_t rest = word >> (ones + 1);
+    unsigned used = ones + 1;
+    if (b_ > 0) {
+      r = LowBits(rest, b_ - 1);
+      used += b_ - 1;
+      if (r >= cutoff_) {
+        r = ((r << 1) | ((rest >> (b_ - 1)) & 1)) - cutoff_;
+        ++used;
+      }
+    }
+    bit_pos_ += used;
+    if (bit_pos_ > bit_len_) return false;
+  } else if (!NextSlow(max_gap / divisor_, &q, &r)) {
+    return false;
+  }
+  const uint64_t value = q * divisor_ + r;  // q <= max_gap / divisor_ + 56: no overflow
+  if (value > max_gap) return false;
+  *gap = value;
+  return true;
+}
+
+// A long unary run, or a code that straddles the peek window.
+bool GolombReader::NextSlow(uint64_t max_q, uint64_t* q_out, uint64_t* r_out) noexcept {
   uint64_t q = 0;
   for (;;) {
     const unsigned ones = static_cast<unsigned>(std::countr_one(Peek()));
@@ -133,9 +176,8 @@ bool GolombReader::Next(uint64_t max_gap, uint64_t* gap) noexcept {
       r = ((r << 1) | low) - cutoff_;
     }
   }
-  const uint64_t value = q * divisor_ + r;
-  if (value > max_gap) return false;
-  *gap = value;
+  *q_out = q;
+  *r_out = r;
   return true;
 }
 

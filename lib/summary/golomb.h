@@ -72,6 +72,7 @@ class GolombReader {
   // The next up to 57 bits from the cursor, zeros past the end.
   uint64_t Peek() const noexcept;
   bool ReadBits(unsigned n, uint64_t* value) noexcept;
+  bool NextSlow(uint64_t max_q, uint64_t* q, uint64_t* r) noexcept;
 
   std::string_view codes_;
   uint64_t divisor_;

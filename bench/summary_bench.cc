@@ -1,0 +1,301 @@
+// Summary sizes, false-positive rates, delta sizes and codec speed per geometry profile.
+//
+//   summary_bench            all tables (about a minute on 2 cores)
+//   summary_bench --quick    capacity 1e5 instead of 1e6, for a smoke run
+//
+// Prints figures; never judges time. Exits 1 on any false negative (a held key that a
+// decoded summary, or a receiver's copy after a delta, does not report).
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "lib/summary/golomb.h"
+#include "peerbloom/counting_bloom_filter.h"
+#include "peerbloom/hash.h"
+#include "peerbloom/params.h"
+#include "peerbloom/summary.h"
+#include "peerbloom/summary_builder.h"
+
+namespace peerbloom {
+namespace {
+
+constexpr double kTargetFpr = 0.01;
+constexpr BodyEncoding kEncodings[] = {BodyEncoding::kRaw, BodyEncoding::kZstd,
+                                       BodyEncoding::kGolombRice};
+
+uint64_t g_false_negatives = 0;
+
+void Die(const char* what, const Status& st) {
+  std::fprintf(stderr, "summary_bench: error: %s: %s\n", what, st.ToString().c_str());
+  std::exit(1);
+}
+
+std::vector<KeyHash> Keys(const IndexHasher& hasher, const char* prefix, uint64_t first,
+                          uint64_t count) {
+  std::vector<KeyHash> keys;
+  keys.reserve(count);
+  for (uint64_t i = first; i < first + count; ++i) {
+    keys.push_back(hasher.Hash(std::string(prefix) + std::to_string(i)));
+  }
+  return keys;
+}
+
+// Counts held keys the filter misses; every one is a broken invariant.
+template <typename Filter>
+void CheckNoFalseNegatives(const Filter& filter, const std::vector<KeyHash>& held,
+                           const char* where) {
+  uint64_t missed = 0;
+  for (const KeyHash& h : held) missed += !filter.MayContain(h);
+  if (missed > 0) {
+    std::fprintf(stderr, "FALSE NEGATIVES: %llu held keys missing in %s\n",
+                 static_cast<unsigned long long>(missed), where);
+  }
+  g_false_negatives += missed;
+}
+
+template <typename Filter>
+double MeasuredFpr(const Filter& filter, const std::vector<KeyHash>& absent) {
+  uint64_t hits = 0;
+  for (const KeyHash& h : absent) hits += filter.MayContain(h);
+  return static_cast<double>(hits) / static_cast<double>(absent.size());
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename Fn>
+double MedianMs(int reps, Fn&& fn) {
+  std::vector<double> ms;
+  for (int i = 0; i < reps; ++i) {
+    const auto start = std::chrono::steady_clock::now();
+    fn();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                            start)
+                     .count());
+  }
+  return Median(ms);
+}
+
+std::string EncodeOrDie(const Summary& s, std::optional<BodyEncoding> force) {
+  std::string out;
+  const Status st = EncodeSummary(s, &out, force);
+  if (!st.ok()) Die("encode", st);
+  return out;
+}
+
+double BitsPerKey(size_t bytes, uint64_t keys) {
+  return 8.0 * static_cast<double>(bytes) / static_cast<double>(keys);
+}
+
+// Encode/decode speed of one summary per body encoding: median of `reps` runs.
+void PrintSpeed(const Summary& s, int reps) {
+  const double raw_mb = static_cast<double>(s.filter.bytes()) / (1 << 20);
+  for (BodyEncoding e : kEncodings) {
+    std::string bytes;
+    const double enc = MedianMs(reps, [&] { bytes = EncodeOrDie(s, e); });
+    Summary back;
+    const double dec = MedianMs(reps, [&] {
+      const Status st = DecodeSummary(bytes, DecodeLimits{}, &back);
+      if (!st.ok()) Die("decode", st);
+    });
+    std::printf("    %-12s encode %8.2f ms (%7.0f MB/s)   decode %8.2f ms (%7.0f MB/s)\n",
+                std::string(BodyEncodingName(e)).c_str(), enc, raw_mb / enc * 1000, dec,
+                raw_mb / dec * 1000);
+  }
+}
+
+// 0.5 % of the held keys leave and as many new keys arrive: changed keys = 1 % of n.
+struct ChurnResult {
+  uint64_t changed_keys = 0;
+  uint64_t flips = 0;
+  size_t delta_bytes = 0;
+  bool full = false;
+};
+
+ChurnResult Churn(CountingBloomFilter* cbf, SummaryBuilder* builder, std::vector<KeyHash>* held,
+                  const IndexHasher& hasher, Summary* receiver, std::mt19937_64& rng) {
+  const uint64_t moves = held->size() / 200;
+  for (uint64_t i = 0; i < moves; ++i) {
+    const size_t at = rng() % held->size();
+    if (!cbf->Remove((*held)[at])) Die("churn", Status::Corruption("refused remove"));
+    builder->Touch((*held)[at]);
+    (*held)[at] = held->back();
+    held->pop_back();
+  }
+  for (const KeyHash& h : Keys(hasher, "churn-", rng(), moves)) {
+    cbf->Add(h);
+    builder->Touch(h);
+    held->push_back(h);
+  }
+  Publication p;
+  const Status st = builder->Publish(&p);
+  if (!st.ok()) Die("publish", st);
+  ChurnResult r;
+  r.changed_keys = 2 * moves;
+  r.full = p.full;
+  if (p.full || !p.changed) return r;
+  std::string bytes;
+  if (!EncodeDelta(p.delta, &bytes).ok()) Die("encode delta", Status::Corruption("delta"));
+  SummaryDelta d;
+  Status dst = DecodeDelta(bytes, DecodeLimits{}, &d);
+  if (!dst.ok()) Die("decode delta", dst);
+  dst = ApplyDelta(d, receiver);
+  if (!dst.ok()) Die("apply delta", dst);
+  r.flips = d.flipped.size();
+  r.delta_bytes = bytes.size();
+  return r;
+}
+
+void RunProfile(Profile profile, uint64_t capacity, const std::vector<KeyHash>& absent) {
+  Geometry g;
+  Status st = ChooseGeometry(profile, capacity, kTargetFpr, &g);
+  if (!st.ok()) Die("geometry", st);
+  const IndexHasher hasher;
+  CountingBloomFilter cbf(g.log2_counters, g.k);
+  SummaryBuilderOptions options;
+  options.origin = "bench";
+  SummaryBuilder builder(&cbf, options);
+  std::vector<KeyHash> held = Keys(hasher, "key-", 0, capacity);
+  for (const KeyHash& h : held) cbf.Add(h);
+  Publication p;
+  if (!(st = builder.Publish(&p)).ok()) Die("publish", st);
+  const Summary& s = builder.current();
+  const auto n = static_cast<double>(capacity);
+  std::printf("\n== %s: k=%u, 2^%u counters, n=%llu, summary 2^%u bits (fill %.3f)\n",
+              std::string(ProfileName(profile)).c_str(), g.k, g.log2_counters,
+              static_cast<unsigned long long>(capacity), s.filter.log2_bits(),
+              s.filter.FillRatio());
+  std::printf("  counter bytes per key           %8.2f\n", cbf.bytes() / n);
+  for (BodyEncoding e : kEncodings) {
+    std::printf("  full summary %-12s bits/key %8.2f\n", std::string(BodyEncodingName(e)).c_str(),
+                BitsPerKey(EncodeOrDie(s, e).size(), capacity));
+  }
+  const std::string chosen = EncodeOrDie(s, std::nullopt);
+  MessageHeader h;
+  if (!(st = PeekHeader(chosen, DecodeLimits{}, &h)).ok()) Die("peek", st);
+  std::printf("  full summary chosen (%s) bits/key %6.2f   (bound log2(1/p) = %.2f, optimal "
+              "Bloom %.2f)\n",
+              std::string(BodyEncodingName(h.body_encoding)).c_str(),
+              BitsPerKey(chosen.size(), capacity), std::log2(1 / kTargetFpr),
+              -std::log(kTargetFpr) / (std::log(2.0) * std::log(2.0)));
+  Summary receiver;
+  if (!(st = DecodeSummary(chosen, DecodeLimits{}, &receiver)).ok()) Die("decode", st);
+  CheckNoFalseNegatives(receiver.filter, held, "decoded full summary");
+  std::printf("  summary FPR measured %.4f%%  theory %.4f%%  (over %zu absent keys)\n",
+              100 * MeasuredFpr(receiver.filter, absent),
+              100 * FalsePositiveRate(static_cast<double>(s.filter.bits()), n, g.k),
+              absent.size());
+  std::printf("  local CBF FPR measured %.4f%%\n", 100 * MeasuredFpr(cbf, absent));
+  std::mt19937_64 rng(static_cast<uint64_t>(profile) + 1);
+  std::vector<double> per_key, flips_per_key;
+  for (int round = 0; round < 5; ++round) {
+    const ChurnResult r = Churn(&cbf, &builder, &held, hasher, &receiver, rng);
+    if (r.full || r.delta_bytes == 0) continue;
+    per_key.push_back(static_cast<double>(r.delta_bytes) / static_cast<double>(r.changed_keys));
+    flips_per_key.push_back(static_cast<double>(r.flips) / static_cast<double>(r.changed_keys));
+  }
+  if (!(receiver.filter == builder.current().filter)) {
+    Die("receiver", Status::Corruption("receiver's filter differs from the builder's"));
+  }
+  CheckNoFalseNegatives(receiver.filter, held, "receiver after deltas");
+  if (!per_key.empty()) {
+    std::printf("  delta at 1%% churn: %.2f bytes per changed key (%.2f flipped bits per "
+                "changed key; median of %zu rounds)\n",
+                Median(per_key), Median(flips_per_key), per_key.size());
+  }
+  PrintSpeed(builder.current(), 3);
+}
+
+// Bytes of the Golomb codes of the filter's set positions under `divisor`.
+size_t CodesBytes(const BloomFilter& filter, uint64_t divisor) {
+  std::string codes;
+  summary_internal::GolombWriter writer(divisor, &codes);
+  uint64_t next = 0;
+  const std::vector<uint64_t>& words = filter.words();
+  for (size_t w = 0; w < words.size(); ++w) {
+    for (uint64_t bits = words[w]; bits != 0; bits &= bits - 1) {
+      const uint64_t pos = uint64_t{w} * 64 + static_cast<unsigned>(std::countr_zero(bits));
+      writer.Add(pos - next);
+      next = pos + 1;
+    }
+  }
+  writer.Finish();
+  return codes.size();
+}
+
+// Wire-lean (k = 1) summaries for n between 200k and 1M: the power-of-two sawtooth. Built
+// directly at the summary size (equal to projecting a larger counting filter).
+void RunSweep(const std::vector<KeyHash>& absent, uint64_t top) {
+  std::printf("\n== wire-lean sweep (k=1, target 1%%): n, summary size, bits/key, FPR\n");
+  std::printf("  %9s %6s %9s %9s %9s %9s %9s\n", "n", "log2 m", "m/n", "chosen", "rice",
+              "FPR %", "theory %");
+  const IndexHasher hasher;
+  std::vector<double> bits_per_key, fprs;
+  for (double x = static_cast<double>(top) / 5; x <= static_cast<double>(top) * 1.0001;
+       x *= std::pow(2.0, 1.0 / 8)) {
+    const auto n = static_cast<uint64_t>(x);
+    const unsigned log2_bits = SmallestLog2Bits(x, 1, kTargetFpr, 10, kMaxLog2Bits);
+    Summary s;
+    s.origin = "sweep";
+    s.filter = BloomFilter(log2_bits, 1);
+    const std::vector<KeyHash> keys = Keys(hasher, "sweep-", 0, n);
+    for (const KeyHash& h : keys) s.filter.Add(h);
+    const std::string chosen = EncodeOrDie(s, std::nullopt);
+    Summary back;
+    const Status st = DecodeSummary(chosen, DecodeLimits{}, &back);
+    if (!st.ok()) Die("decode", st);
+    CheckNoFalseNegatives(back.filter, keys, "sweep summary");
+    const double fpr = MeasuredFpr(back.filter, absent);
+    // Rice: the best power-of-two divisor, against the Golomb divisor the codec picks.
+    const uint64_t divisor = summary_internal::GolombDivisor(s.filter.bits(), s.filter.PopCount());
+    const size_t golomb_codes = CodesBytes(s.filter, divisor);
+    const size_t rice_codes = std::min(CodesBytes(s.filter, std::bit_floor(divisor)),
+                                       CodesBytes(s.filter, std::bit_ceil(divisor)));
+    const size_t rice_bytes = chosen.size() - golomb_codes + rice_codes;
+    const double bpk = BitsPerKey(chosen.size(), n);
+    bits_per_key.push_back(bpk);
+    fprs.push_back(fpr);
+    std::printf("  %9llu %6u %9.1f %9.3f %9.3f %9.4f %9.4f\n", static_cast<unsigned long long>(n),
+                log2_bits, static_cast<double>(s.filter.bits()) / x, bpk,
+                BitsPerKey(rice_bytes, n), 100 * fpr,
+                100 * FalsePositiveRate(static_cast<double>(s.filter.bits()), x, 1));
+  }
+  std::sort(bits_per_key.begin(), bits_per_key.end());
+  std::printf("  bits/key over the sweep: min %.3f  median %.3f  max %.3f;  FPR max %.4f%%\n",
+              bits_per_key.front(), bits_per_key[bits_per_key.size() / 2], bits_per_key.back(),
+              100 * *std::max_element(fprs.begin(), fprs.end()));
+}
+
+}  // namespace
+}  // namespace peerbloom
+
+int main(int argc, char** argv) {
+  using namespace peerbloom;
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  const uint64_t capacity = quick ? 100000 : 1000000;
+  const IndexHasher hasher;
+  const std::vector<KeyHash> absent = Keys(hasher, "absent-", 0, capacity);
+  std::printf("summary_bench: target FPR 1%%, nominal capacity %llu, n = capacity\n",
+              static_cast<unsigned long long>(capacity));
+  for (Profile p : {Profile::kMemoryLean, Profile::kBalanced, Profile::kWireLean}) {
+    RunProfile(p, capacity, absent);
+  }
+  RunSweep(absent, capacity);
+  if (g_false_negatives > 0) {
+    std::fprintf(stderr, "summary_bench: FAILED: %llu false negatives\n",
+                 static_cast<unsigned long long>(g_false_negatives));
+    return 1;
+  }
+  std::printf("\nno false negatives\n");
+  return 0;
+}
