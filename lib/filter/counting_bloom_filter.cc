@@ -47,19 +47,6 @@ CountingBloomFilter CountingBloomFilter::Clone() const {
   return copy;
 }
 
-bool CountingBloomFilter::Remove(const KeyHash& h) noexcept {
-  // Positions are distinct (see bloom_probe.h), so one check per position suffices.
-  if (!MayContain(h)) {
-    ++refused_removes_;
-    return false;
-  }
-  ForEachProbe(h, k_, mask(), [this](uint64_t pos) {
-    if (Counter(pos) != kMaxCount) cells_[pos >> 1] -= static_cast<uint8_t>(1u << ((pos & 1) << 2));
-  });
-  if (items_ > 0) --items_;
-  return true;
-}
-
 Status CountingBloomFilter::Project(unsigned log2_bits, BloomFilter* out) const {
   if (log2_bits < kMinLog2Bits || log2_bits > log2_counters_) {
     return Status::InvalidArgument("cannot project 2^" + std::to_string(log2_counters_) +

@@ -34,13 +34,19 @@ class BloomFilter {
   size_t bytes() const noexcept { return words_.size() * sizeof(uint64_t); }
 
   void Add(const KeyHash& h) noexcept {
-    ForEachProbe(h, k_, mask(), [this](uint64_t pos) { SetBit(pos); });
+    uint64_t* const words = words_.data();
+    ForEachProbe(h, k_, mask(),
+                 [words](uint64_t pos) { words[pos >> 6] |= uint64_t{1} << (pos & 63); });
   }
   bool MayContain(const KeyHash& h) const noexcept {
+    const uint64_t* const words = words_.data();
+    const uint64_t mask = this->mask();
+    const unsigned k = k_;
     const uint64_t step = h.h2 | 1;
     uint64_t g = h.h1;
-    for (unsigned i = 0; i < k_; ++i, g += step) {
-      if (!TestBit(g & mask())) return false;
+    for (unsigned i = 0; i < k; ++i, g += step) {
+      const uint64_t pos = g & mask;
+      if (((words[pos >> 6] >> (pos & 63)) & 1) == 0) return false;
     }
     return true;
   }

@@ -6,7 +6,8 @@
 // docs/hashing.md gives the measurement.
 //
 // The two 64-bit halves of the hash drive Kirsch-Mitzenmacher double hashing (see
-// bloom_probe.h). Every host computes identical values: tests/unit/hash_test.cc pins vectors.
+// bloom_probe.h). Every host computes identical values: tests/unit/hash/hash_test.cc pins
+// vectors.
 #ifndef PEERBLOOM_HASH_H_
 #define PEERBLOOM_HASH_H_
 
@@ -37,6 +38,8 @@ using SipKey = std::array<uint8_t, 16>;
 uint64_t SipHash64(int c, int d, const SipKey& key, const void* data, size_t len) noexcept;
 // 128-bit output variant (the reference implementation's outlen = 16).
 KeyHash SipHash128(int c, int d, const SipKey& key, const void* data, size_t len) noexcept;
+// SipHash128(1, 3, ...) with the rounds unrolled: the index hash.
+KeyHash SipHash13x128(const SipKey& key, const void* data, size_t len) noexcept;
 
 // Derives the index-hash key from the cluster secret:
 //   first 16 bytes of SHA-256("peerbloom index key v1" || 0x00 || secret).
@@ -51,7 +54,7 @@ class IndexHasher {
 
   // SipHash-1-3-128 of the key bytes.
   KeyHash Hash(std::string_view key_bytes) const noexcept {
-    return SipHash128(1, 3, key_, key_bytes.data(), key_bytes.size());
+    return SipHash13x128(key_, key_bytes.data(), key_bytes.size());
   }
   const SipKey& key() const noexcept { return key_; }
 
