@@ -101,7 +101,8 @@ TEST(GolombReader, CleanEndRejectsPaddingAndTrailingBytes) {
   GolombReader padded(dirty, 4);
   ASSERT_TRUE(padded.Next(100, &got));
   EXPECT_FALSE(padded.AtCleanEnd());
-  GolombReader trailing(codes + std::string(1, '\0'), 4);
+  const std::string longer = codes + std::string(1, '\0');
+  GolombReader trailing(longer, 4);
   ASSERT_TRUE(trailing.Next(100, &got));
   EXPECT_FALSE(trailing.AtCleanEnd());
 }
