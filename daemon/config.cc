@@ -129,10 +129,12 @@ Status Parser::Seeds(const toml::node& n) {
   const toml::array* arr = n.as_array();
   if (arr == nullptr) return Error(n, "'seeds' must be an array of tables ([[seeds]])");
   c_->seeds.clear();
+  c_->seed_key_files.clear();
   for (const toml::node& item : *arr) {
     const toml::table* t = item.as_table();
     if (t == nullptr) return Error(item, "each seed must be a table with 'endpoint'");
     Seed seed;
+    std::string key_file;
     bool has_endpoint = false;
     for (auto&& [k, v] : *t) {
       if (k.str() == "endpoint") {
@@ -144,12 +146,18 @@ Status Parser::Seeds(const toml::node& n) {
           return Error(v, "'seeds.public_key' must be a 40-character Z85 key, got '" +
                               seed.public_key + "'");
         }
+      } else if (k.str() == "public_key_file") {
+        PEERBLOOM_RETURN_IF_ERROR(String(v, "seeds.public_key_file", &key_file));
       } else {
         return At(k.source().begin.line, "unknown key 'seeds." + std::string(k.str()) + "'");
       }
     }
     if (!has_endpoint) return Error(item, "seed without 'endpoint'");
+    if (!key_file.empty() && !seed.public_key.empty()) {
+      return Error(item, "a seed takes 'public_key' or 'public_key_file', not both");
+    }
     c_->seeds.push_back(std::move(seed));
+    c_->seed_key_files.push_back(std::move(key_file));
   }
   return Status::Ok();
 }
@@ -410,6 +418,24 @@ bool ParseDuration(std::string_view text, int64_t* ms) {
   if (value > kMaxDurationMs / scale + 1) return false;
   *ms = value * scale;
   return true;
+}
+
+Status ResolveSeedKeys(Config* config) {
+  for (size_t i = 0; i < config->seeds.size() && i < config->seed_key_files.size(); ++i) {
+    const std::string& path = config->seed_key_files[i];
+    if (path.empty()) continue;
+    std::ifstream in(path);
+    std::string key;
+    if (!(in >> key)) {
+      return Status::IOError("cannot read seed key file '" + path + "': " + std::strerror(errno));
+    }
+    if (key.size() != 40) {
+      return Status::InvalidArgument("seed key file '" + path +
+                                     "' does not hold a 40-character Z85 key");
+    }
+    config->seeds[i].public_key = key;
+  }
+  return Status::Ok();
 }
 
 Status ParseConfig(std::string_view text, const std::string& path, Config* out) {

@@ -42,6 +42,9 @@ struct Config {
   std::string advertise;
   // Default: none. Peers to join through.
   std::vector<Seed> seeds;
+  // Parallel to `seeds`: a seed's `public_key_file` (a keygen .pub file), "" when the key is
+  // inline or absent. ResolveSeedKeys() reads them into seeds[i].public_key.
+  std::vector<std::string> seed_key_files;
   // Default: "". Keys the index hash and derives the wire cluster tag.
   std::string cluster_secret;
   // Default: kSquidMd5.
@@ -103,6 +106,9 @@ struct Config {
 Status LoadConfig(const std::string& path, Config* out);
 // The same from text already read; `path` only names it in messages.
 Status ParseConfig(std::string_view text, const std::string& path, Config* out);
+
+// Reads every seed's public_key_file into its public_key. Errors name the file.
+Status ResolveSeedKeys(Config* config);
 
 // Endpoint checks shared with the CLI.
 // "tcp://HOST:PORT" with a numeric port; *port receives it.

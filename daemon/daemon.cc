@@ -68,6 +68,7 @@ Status Daemon::LoadKeys(std::set<std::string>* authorized) {
     spdlog::warn("curve = false: peer traffic is neither encrypted nor authenticated");
     return Status::Ok();
   }
+  PEERBLOOM_RETURN_IF_ERROR(ResolveSeedKeys(&config_));
   Status s = ReadKeyFile(config_.key_file, &keys_);
   if (!s.ok()) {
     return Status::InvalidArgument(s.message() + " (create one with 'peerbloom keygen -o " +
@@ -340,6 +341,7 @@ void Daemon::Reload() {
     return;
   }
   config_.seeds = fresh.seeds;
+  config_.seed_key_files = fresh.seed_key_files;
   config_.authorized_keys = fresh.authorized_keys;
   std::set<std::string> authorized;
   s = LoadKeys(&authorized);

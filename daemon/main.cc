@@ -47,8 +47,9 @@ int Fatal(const std::string& message) {
   return 1;
 }
 
-Status CheckFiles(const Config& config) {
+Status CheckFiles(Config config) {
   if (!config.curve) return Status::Ok();
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ResolveSeedKeys(&config));
   peerbloom::daemon::CurveKeyPair keys;
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ReadKeyFile(config.key_file, &keys));
   if (!config.authorized_keys.empty()) {
@@ -64,6 +65,8 @@ void SetUpLogging(const Config& config, bool foreground) {
   if (foreground) {
     logger = spdlog::stderr_logger_mt("peerbloomd");
   } else {
+    // Before spdlog creates the log file (and any missing directory with its own mode).
+    ::mkdir(config.data_dir.c_str(), 0700);
     logger = spdlog::basic_logger_mt("peerbloomd", config.log_file);
   }
   logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");

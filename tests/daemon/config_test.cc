@@ -1,0 +1,194 @@
+#include "daemon/config.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace peerbloom::daemon {
+namespace {
+
+constexpr char kMinimal[] =
+    "node_id = \"a\"\n"
+    "listen = \"tcp://127.0.0.1:7401\"\n"
+    "data_dir = \"/tmp/pb\"\n";
+
+Status Parse(const std::string& text, Config* c) { return ParseConfig(text, "t.toml", c); }
+
+std::string ErrorOf(const std::string& text) {
+  Config c;
+  Status s = Parse(text, &c);
+  return s.ok() ? "ok" : s.message();
+}
+
+TEST(Config, MinimalGetsDocumentedDefaults) {
+  Config c;
+  ASSERT_TRUE(Parse(kMinimal, &c).ok());
+  EXPECT_EQ(c.node_id, "a");
+  EXPECT_EQ(c.advertise, "");
+  EXPECT_EQ(c.key_scheme, KeyScheme::kSquidMd5);
+  EXPECT_EQ(c.capacity, 1000000u);
+  EXPECT_EQ(c.profile, Profile::kBalanced);
+  EXPECT_DOUBLE_EQ(c.target_fpr, 0.01);
+  EXPECT_EQ(c.gossip_interval_ms, 1000);
+  EXPECT_EQ(c.failure_timeout_ms, 10000);
+  EXPECT_EQ(c.anti_entropy_interval_ms, 5000);
+  EXPECT_EQ(c.fanout, 4u);
+  EXPECT_EQ(c.control, "ipc:///tmp/pb/control.sock");
+  EXPECT_EQ(c.key_file, "/tmp/pb/node.key");
+  EXPECT_EQ(c.log_file, "/tmp/pb/peerbloomd.log");
+  EXPECT_TRUE(c.curve);
+  EXPECT_EQ(c.snapshot_interval_ms, 60000);
+  EXPECT_EQ(c.max_message_bytes, int64_t{64} << 20);
+  EXPECT_EQ(c.source_path, "t.toml");
+}
+
+TEST(Config, ReadsEveryKey) {
+  Config c;
+  const std::string text = std::string(kMinimal) +
+                           "advertise = \"tcp://cache-1:7401\"\n"
+                           "cluster_secret = \"s\"\n"
+                           "key_scheme = \"raw\"\n"
+                           "capacity = 5000\n"
+                           "profile = \"wire-lean\"\n"
+                           "target_fpr = 0.02\n"
+                           "gossip_interval = \"200ms\"\n"
+                           "failure_timeout = \"3s\"\n"
+                           "anti_entropy_interval = \"1m\"\n"
+                           "fanout = 3\n"
+                           "publish_threshold = 0.1\n"
+                           "control = \"tcp://127.0.0.1:7400\"\n"
+                           "log_level = \"debug\"\n"
+                           "curve = false\n"
+                           "snapshot_interval = 0\n"
+                           "[[seeds]]\nendpoint = \"tcp://127.0.0.1:7402\"\n"
+                           "public_key = \"rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7\"\n"
+                           "[[feeds]]\npath = \"/tmp/feed\"\nstart_at_end = true\n";
+  Status s = Parse(text, &c);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(c.advertise, "tcp://cache-1:7401");
+  EXPECT_EQ(c.key_scheme, KeyScheme::kRaw);
+  EXPECT_EQ(c.capacity, 5000u);
+  EXPECT_EQ(c.profile, Profile::kWireLean);
+  EXPECT_EQ(c.gossip_interval_ms, 200);
+  EXPECT_EQ(c.failure_timeout_ms, 3000);
+  EXPECT_EQ(c.anti_entropy_interval_ms, 60000);
+  EXPECT_EQ(c.fanout, 3u);
+  EXPECT_EQ(c.control, "tcp://127.0.0.1:7400");
+  EXPECT_FALSE(c.curve);
+  EXPECT_EQ(c.snapshot_interval_ms, 0);
+  ASSERT_EQ(c.seeds.size(), 1u);
+  EXPECT_EQ(c.seeds[0].endpoint, "tcp://127.0.0.1:7402");
+  EXPECT_EQ(c.seeds[0].public_key, "rq:rM>}U?@Lns47E1%kR.o@n%FcmmsL/@{H8]yf7");
+  ASSERT_EQ(c.feeds.size(), 1u);
+  EXPECT_TRUE(c.feeds[0].start_at_end);
+}
+
+TEST(Config, ErrorsNameFileAndLine) {
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "gosip_interval = \"1s\"\n"),
+            "t.toml:4: unknown key 'gosip_interval'");
+  EXPECT_EQ(ErrorOf("node_id = \"a b\"\n"),
+            "t.toml:1: 'node_id' must be 1-64 characters of [A-Za-z0-9._:-], got 'a b'");
+  EXPECT_EQ(ErrorOf("node_id = \"a\"\nlisten = \"127.0.0.1:7401\"\n"),
+            "t.toml:2: 'listen' must look like 'tcp://HOST:PORT', got '127.0.0.1:7401'");
+  EXPECT_EQ(ErrorOf("node_id = \"a\"\ndata_dir = \"/x\"\n"),
+            "t.toml:1: missing required key 'listen'");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "key_scheme = \"md5\"\n"),
+            "t.toml:4: 'key_scheme' must be 'squid-md5' or 'raw', got 'md5'");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "\n\ngossip_interval = \"fast\"\n"),
+            "t.toml:6: 'gossip_interval' must be a duration like \"250ms\", \"2s\" or \"5m\" "
+            "(or integer ms)");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "fanout = 0\n"),
+            "t.toml:4: 'fanout' must be between '1' and '64', got '0'");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "target_fpr = 0.7\n"),
+            "t.toml:4: 'target_fpr' must be in (0, 0.5], got '0.7'");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "curve = \"yes\"\n"),
+            "t.toml:4: 'curve' must be true or false");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "[[seeds]]\nendpoint = \"tcp://h:1\"\nport = 3\n"),
+            "t.toml:6: unknown key 'seeds.port'");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "[[seeds]]\npublic_key = \"short\"\n"),
+            "t.toml:5: 'seeds.public_key' must be a 40-character Z85 key, got 'short'");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "capacity = 0\n"),
+            "t.toml:4: 'capacity' must be between '1' and '4294967296', got '0'");
+}
+
+TEST(Config, TomlSyntaxErrorsKeepTheirLine) {
+  const std::string message = ErrorOf("node_id = \"a\"\nlisten = \n");
+  EXPECT_EQ(message.rfind("t.toml:2: ", 0), 0u) << message;
+}
+
+TEST(Config, ControlMustBeLocalUnlessAllowed) {
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "control = \"tcp://10.1.2.3:7400\"\n"),
+            "t.toml:4: 'control' endpoint 'tcp://10.1.2.3:7400' is not loopback; set "
+            "'allow_remote_control = true' to allow it");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) +
+                    "control = \"tcp://10.1.2.3:7400\"\nallow_remote_control = true\n"),
+            "ok");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "control = \"udp://x\"\n"),
+            "t.toml:4: 'control' must be 'ipc://PATH' or 'tcp://HOST:PORT', got 'udp://x'");
+}
+
+TEST(Config, WildcardListenNeedsAdvertise) {
+  EXPECT_EQ(ErrorOf("node_id = \"a\"\nlisten = \"tcp://0.0.0.0:7401\"\ndata_dir = \"/x\"\n"),
+            "t.toml:2: 'advertise' is required when 'listen' binds a wildcard address");
+  EXPECT_EQ(ErrorOf("node_id = \"a\"\nlisten = \"tcp://0.0.0.0:7401\"\ndata_dir = \"/x\"\n"
+                    "advertise = \"tcp://10.0.0.1:7401\"\n"),
+            "ok");
+}
+
+TEST(Config, ImpossibleGeometryIsRefused) {
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "capacity = 4294967296\nprofile = \"wire-lean\"\n")
+                .rfind("t.toml:4: filter geometry: ", 0),
+            0u);
+}
+
+TEST(Config, MissingFileIsAnIoError) {
+  Config c;
+  Status s = LoadConfig("/nonexistent/peerbloomd.toml", &c);
+  EXPECT_TRUE(s.IsIOError());
+  EXPECT_EQ(s.message(),
+            "/nonexistent/peerbloomd.toml: cannot open config file: No such file or directory");
+}
+
+TEST(Config, Durations) {
+  int64_t ms = 0;
+  ASSERT_TRUE(ParseDuration("250ms", &ms));
+  EXPECT_EQ(ms, 250);
+  ASSERT_TRUE(ParseDuration("2s", &ms));
+  EXPECT_EQ(ms, 2000);
+  ASSERT_TRUE(ParseDuration("1h", &ms));
+  EXPECT_EQ(ms, 3600000);
+  EXPECT_FALSE(ParseDuration("2", &ms));
+  EXPECT_FALSE(ParseDuration("s", &ms));
+  EXPECT_FALSE(ParseDuration("-1s", &ms));
+  EXPECT_FALSE(ParseDuration("99999999999999999999h", &ms));
+}
+
+TEST(Config, Endpoints) {
+  std::string host;
+  int port = -1;
+  ASSERT_TRUE(ParseTcpEndpoint("tcp://127.0.0.1:0", &host, &port));
+  EXPECT_EQ(host, "127.0.0.1");
+  EXPECT_EQ(port, 0);
+  EXPECT_FALSE(ParseTcpEndpoint("tcp://h:*", &host, &port));
+  EXPECT_FALSE(ParseTcpEndpoint("tcp://h:70000", &host, &port));
+  EXPECT_FALSE(ParseTcpEndpoint("ipc://x", &host, &port));
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.2"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
+}
+
+// Every shipped config loads and its seed key files are named consistently.
+TEST(Config, EveryExampleConfigLoads) {
+  int loaded = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(PEERBLOOM_SOURCE_DIR) + "/configs")) {
+    if (entry.path().extension() != ".toml") continue;
+    Config c;
+    Status s = LoadConfig(entry.path().string(), &c);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    ++loaded;
+  }
+  EXPECT_GE(loaded, 4);
+}
+
+}  // namespace
+}  // namespace peerbloom::daemon
