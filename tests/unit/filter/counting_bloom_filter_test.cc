@@ -173,5 +173,59 @@ TEST(CountingBloomFilter, CloneCopiesEverything) {
   EXPECT_EQ(c.k(), f.k());
 }
 
+// The batch calls give exactly the results of the single-key calls in order, including a
+// remove that depends on an add earlier in the same batch and refused removes.
+TEST(CountingBloomFilter, BatchesEqualSequentialCalls) {
+  CountingBloomFilter batched(12, 5);
+  CountingBloomFilter single(12, 5);
+  std::vector<KeyHash> adds = HashesOfIds(0, 700);
+  for (int i = 0; i < 20; ++i) adds.push_back(HashOfId(3));  // saturates in mid-batch
+  batched.AddBatch(adds.data(), adds.size());
+  for (const KeyHash& h : adds) single.Add(h);
+  ASSERT_EQ(batched.raw_cells(), single.raw_cells());
+  EXPECT_EQ(batched.saturation_events(), single.saturation_events());
+  EXPECT_EQ(batched.saturated_counters(), single.saturated_counters());
+
+  // Absent keys, a key added within the batch then removed twice (second remove refused
+  // unless a false positive), present keys: 37 entries, not a multiple of the group size.
+  std::vector<KeyHash> removes = HashesOfIds(5000, 12);
+  const KeyHash fresh = HashOfId(9000);
+  batched.AddBatch(&fresh, 1);
+  single.Add(fresh);
+  removes.push_back(fresh);
+  removes.push_back(fresh);
+  for (uint64_t id = 100; id < 123; ++id) removes.push_back(HashOfId(id));
+  bool batch_removed[37];
+  ASSERT_EQ(removes.size(), 37u);
+  size_t expected_accepted = 0;
+  bool single_removed[37];
+  for (size_t i = 0; i < removes.size(); ++i) {
+    single_removed[i] = single.Remove(removes[i]);
+    expected_accepted += single_removed[i];
+  }
+  EXPECT_EQ(batched.RemoveBatch(removes.data(), removes.size(), batch_removed), expected_accepted);
+  for (size_t i = 0; i < removes.size(); ++i) EXPECT_EQ(batch_removed[i], single_removed[i]) << i;
+  EXPECT_TRUE(batch_removed[12]);
+  EXPECT_GT(batched.refused_removes(), 0u);
+  EXPECT_EQ(batched.refused_removes(), single.refused_removes());
+  EXPECT_EQ(batched.items(), single.items());
+  ASSERT_EQ(batched.raw_cells(), single.raw_cells());
+
+  std::vector<KeyHash> queries = HashesOfIds(0, 1000);
+  std::vector<char> out(queries.size());
+  batched.MayContainBatch(queries.data(), queries.size(), reinterpret_cast<bool*>(out.data()));
+  for (size_t i = 0; i < queries.size(); ++i) {
+    EXPECT_EQ(out[i] != 0, single.MayContain(queries[i])) << i;
+  }
+}
+
+// Counters of 2 MiB or more are allocated on a huge-page boundary (see huge_page_allocator.h).
+TEST(CountingBloomFilter, LargeCountersAreHugePageAligned) {
+  const CountingBloomFilter large(23, 3);  // 4 MiB
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(large.raw_cells().data()) % (uintptr_t{2} << 20), 0u);
+  CountingBloomFilter moved = large.Clone();
+  EXPECT_EQ(moved.raw_cells(), large.raw_cells());
+}
+
 }  // namespace
 }  // namespace peerbloom
