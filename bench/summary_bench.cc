@@ -79,8 +79,7 @@ double MedianMs(int reps, Fn&& fn) {
   for (int i = 0; i < reps; ++i) {
     const auto start = std::chrono::steady_clock::now();
     fn();
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                            start)
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
                      .count());
   }
   return Median(ms);
@@ -183,18 +182,17 @@ void RunProfile(Profile profile, uint64_t capacity, const std::vector<KeyHash>& 
   const std::string chosen = EncodeOrDie(s, std::nullopt);
   MessageHeader h;
   if (!(st = PeekHeader(chosen, DecodeLimits{}, &h)).ok()) Die("peek", st);
-  std::printf("  full summary chosen (%s) bits/key %6.2f   (bound log2(1/p) = %.2f, optimal "
-              "Bloom %.2f)\n",
-              std::string(BodyEncodingName(h.body_encoding)).c_str(),
-              BitsPerKey(chosen.size(), capacity), std::log2(1 / kTargetFpr),
-              -std::log(kTargetFpr) / (std::log(2.0) * std::log(2.0)));
+  std::printf(
+      "  full summary chosen (%s) bits/key %6.2f   (bound log2(1/p) = %.2f, optimal "
+      "Bloom %.2f)\n",
+      std::string(BodyEncodingName(h.body_encoding)).c_str(), BitsPerKey(chosen.size(), capacity),
+      std::log2(1 / kTargetFpr), -std::log(kTargetFpr) / (std::log(2.0) * std::log(2.0)));
   Summary receiver;
   if (!(st = DecodeSummary(chosen, DecodeLimits{}, &receiver)).ok()) Die("decode", st);
   CheckNoFalseNegatives(receiver.filter, held, "decoded full summary");
   std::printf("  summary FPR measured %.4f%%  theory %.4f%%  (over %zu absent keys)\n",
               100 * MeasuredFpr(receiver.filter, absent),
-              100 * FalsePositiveRate(static_cast<double>(s.filter.bits()), n, g.k),
-              absent.size());
+              100 * FalsePositiveRate(static_cast<double>(s.filter.bits()), n, g.k), absent.size());
   std::printf("  local CBF FPR measured %.4f%%\n", 100 * MeasuredFpr(cbf, absent));
   std::mt19937_64 rng(static_cast<uint64_t>(profile) + 1);
   std::vector<double> per_key, flips_per_key;
@@ -209,9 +207,10 @@ void RunProfile(Profile profile, uint64_t capacity, const std::vector<KeyHash>& 
   }
   CheckNoFalseNegatives(receiver.filter, held, "receiver after deltas");
   if (!per_key.empty()) {
-    std::printf("  delta at 1%% churn: %.2f bytes per changed key (%.2f flipped bits per "
-                "changed key; median of %zu rounds)\n",
-                Median(per_key), Median(flips_per_key), per_key.size());
+    std::printf(
+        "  delta at 1%% churn: %.2f bytes per changed key (%.2f flipped bits per "
+        "changed key; median of %zu rounds)\n",
+        Median(per_key), Median(flips_per_key), per_key.size());
   }
   PrintSpeed(builder.current(), 3);
 }
@@ -237,8 +236,8 @@ size_t CodesBytes(const BloomFilter& filter, uint64_t divisor) {
 // directly at the summary size (equal to projecting a larger counting filter).
 void RunSweep(const std::vector<KeyHash>& absent, uint64_t top) {
   std::printf("\n== wire-lean sweep (k=1, target 1%%): n, summary size, bits/key, FPR\n");
-  std::printf("  %9s %6s %9s %9s %9s %9s %9s\n", "n", "log2 m", "m/n", "chosen", "rice",
-              "FPR %", "theory %");
+  std::printf("  %9s %6s %9s %9s %9s %9s %9s\n", "n", "log2 m", "m/n", "chosen", "rice", "FPR %",
+              "theory %");
   const IndexHasher hasher;
   std::vector<double> bits_per_key, fprs;
   for (double x = static_cast<double>(top) / 5; x <= static_cast<double>(top) * 1.0001;
@@ -266,9 +265,8 @@ void RunSweep(const std::vector<KeyHash>& absent, uint64_t top) {
     bits_per_key.push_back(bpk);
     fprs.push_back(fpr);
     std::printf("  %9llu %6u %9.1f %9.3f %9.3f %9.4f %9.4f\n", static_cast<unsigned long long>(n),
-                log2_bits, static_cast<double>(s.filter.bits()) / x, bpk,
-                BitsPerKey(rice_bytes, n), 100 * fpr,
-                100 * FalsePositiveRate(static_cast<double>(s.filter.bits()), x, 1));
+                log2_bits, static_cast<double>(s.filter.bits()) / x, bpk, BitsPerKey(rice_bytes, n),
+                100 * fpr, 100 * FalsePositiveRate(static_cast<double>(s.filter.bits()), x, 1));
   }
   std::sort(bits_per_key.begin(), bits_per_key.end());
   std::printf("  bits/key over the sweep: min %.3f  median %.3f  max %.3f;  FPR max %.4f%%\n",

@@ -70,17 +70,16 @@ void EncodeGaps(uint64_t count, uint64_t universe, Producer&& produce, std::stri
 }
 
 // Reads count and divisor and checks that the codes can hold `count` gaps.
-Status ReadGapPrefix(std::string_view body, uint64_t universe, uint64_t max_count,
-                     uint64_t* count, GolombReader* reader) {
+Status ReadGapPrefix(std::string_view body, uint64_t universe, uint64_t max_count, uint64_t* count,
+                     GolombReader* reader) {
   ByteReader in(body);
   uint64_t divisor = 0;
   if (!in.ReadU64(count) || !in.ReadU64(&divisor)) {
     return Status::Corruption("gap-coded body of " + Quote(body.size()) + " bytes is truncated");
   }
   if (*count > std::min(universe, max_count)) {
-    return Status::Corruption("gap-coded body claims " + Quote(*count) +
-                              " positions, at most " + Quote(std::min(universe, max_count)) +
-                              " allowed");
+    return Status::Corruption("gap-coded body claims " + Quote(*count) + " positions, at most " +
+                              Quote(std::min(universe, max_count)) + " allowed");
   }
   if (divisor < 1 || divisor > universe) {
     return Status::Corruption("gap-coded body divisor " + Quote(divisor) + " is outside [1, " +
@@ -139,9 +138,9 @@ Status CheckZstdFrame(std::string_view body, unsigned log2_bits) {
     return Status::Corruption("zstd body does not declare its content size");
   }
   if (declared != RawBytes(log2_bits)) {
-    return Status::Corruption("zstd body declares " + Quote(declared) +
-                              " bytes, a filter of 2^" + std::to_string(log2_bits) +
-                              " bits needs " + Quote(RawBytes(log2_bits)));
+    return Status::Corruption("zstd body declares " + Quote(declared) + " bytes, a filter of 2^" +
+                              std::to_string(log2_bits) + " bits needs " +
+                              Quote(RawBytes(log2_bits)));
   }
   const size_t frame = ZSTD_findFrameCompressedSize(body.data(), body.size());
   if (ZSTD_isError(frame) || frame != body.size()) {
@@ -161,8 +160,7 @@ Status DecodeZstd(std::string_view body, unsigned log2_bits, unsigned k, BloomFi
   }
   BloomFilter filter(log2_bits, k);  // bounded: the frame declared exactly this size
   std::vector<uint64_t>& words = filter.mutable_words();
-  const size_t got =
-      ZSTD_decompressDCtx(dctx.get(), words.data(), raw, body.data(), body.size());
+  const size_t got = ZSTD_decompressDCtx(dctx.get(), words.data(), raw, body.data(), body.size());
   if (ZSTD_isError(got) || got != raw) {
     return Status::Corruption("zstd body does not decode to " + Quote(raw) + " bytes");
   }
@@ -173,8 +171,7 @@ Status DecodeZstd(std::string_view body, unsigned log2_bits, unsigned k, BloomFi
   return Status::Ok();
 }
 
-Status DecodeGolombFilter(std::string_view body, unsigned log2_bits, unsigned k,
-                          BloomFilter* out) {
+Status DecodeGolombFilter(std::string_view body, unsigned log2_bits, unsigned k, BloomFilter* out) {
   const uint64_t universe = uint64_t{1} << log2_bits;
   uint64_t count = 0;
   GolombReader reader({}, 1);
@@ -206,8 +203,8 @@ Status EncodeZstdBody(const BloomFilter& filter, std::string* out) {
   }
   const size_t start = out->size();
   out->resize(start + ZSTD_compressBound(raw.size()));
-  const size_t n = ZSTD_compress2(cctx.get(), out->data() + start, out->size() - start,
-                                  raw.data(), raw.size());
+  const size_t n =
+      ZSTD_compress2(cctx.get(), out->data() + start, out->size() - start, raw.data(), raw.size());
   if (ZSTD_isError(n)) {
     out->resize(start);
     return Status::InvalidArgument(std::string("zstd: ") + ZSTD_getErrorName(n));
@@ -218,8 +215,7 @@ Status EncodeZstdBody(const BloomFilter& filter, std::string* out) {
 
 void EncodeGolombFilterBody(const BloomFilter& filter, std::string* out) {
   EncodeGaps(
-      filter.PopCount(), filter.bits(),
-      [&](auto&& emit) { ForEachSetBit(filter, emit); }, out);
+      filter.PopCount(), filter.bits(), [&](auto&& emit) { ForEachSetBit(filter, emit); }, out);
 }
 
 void EncodePositionsBody(const std::vector<uint64_t>& positions, uint64_t universe,

@@ -31,12 +31,11 @@ Status ValidateSummaryBuilderOptions(const SummaryBuilderOptions& options) {
   }
   if (!(options.target_fpr > 0.0 && options.target_fpr < 1.0)) {
     return Status::InvalidArgument("summary false-positive target '" +
-                                   std::to_string(options.target_fpr) +
-                                   "' is outside (0, 1)");
+                                   std::to_string(options.target_fpr) + "' is outside (0, 1)");
   }
   if (!(options.shrink_headroom >= 0.0)) {
-    return Status::InvalidArgument("shrink headroom '" +
-                                   std::to_string(options.shrink_headroom) + "' is negative");
+    return Status::InvalidArgument("shrink headroom '" + std::to_string(options.shrink_headroom) +
+                                   "' is negative");
   }
   if (options.min_log2_bits < kMinLog2Bits || options.min_log2_bits > kMaxLog2Bits) {
     return Status::InvalidArgument("minimum summary log2 of bits '" +

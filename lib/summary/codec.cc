@@ -28,8 +28,7 @@ Status CheckFilter(const BloomFilter& filter) {
   PEERBLOOM_RETURN_IF_ERROR(BloomFilter::Create(filter.log2_bits(), filter.k(), &probe));
   if (filter.words().size() * 64 != filter.bits()) {
     return Status::InvalidArgument("filter holds " + Quote(filter.words().size()) +
-                                   " words for 2^" + std::to_string(filter.log2_bits()) +
-                                   " bits");
+                                   " words for 2^" + std::to_string(filter.log2_bits()) + " bits");
   }
   return Status::Ok();
 }
@@ -66,7 +65,7 @@ Status EncodeBody(const BloomFilter& filter, BodyEncoding encoding, std::string*
 // The smallest body of all encodings; on a tie the earlier of gap-coded, raw, zstd.
 Status EncodeSmallestBody(const BloomFilter& filter, BodyEncoding* chosen, std::string* body) {
   constexpr std::array<BodyEncoding, 3> kOrder = {BodyEncoding::kGolombRice, BodyEncoding::kRaw,
-                                                   BodyEncoding::kZstd};
+                                                  BodyEncoding::kZstd};
   bool have = false;
   for (BodyEncoding encoding : kOrder) {
     std::string candidate;
@@ -100,8 +99,7 @@ Status CheckDelta(const SummaryDelta& d) {
 
 }  // namespace
 
-Status EncodeSummary(const Summary& summary, std::string* out,
-                     std::optional<BodyEncoding> force) {
+Status EncodeSummary(const Summary& summary, std::string* out, std::optional<BodyEncoding> force) {
   PEERBLOOM_RETURN_IF_ERROR(CheckOrigin(summary.origin));
   PEERBLOOM_RETURN_IF_ERROR(CheckFilter(summary.filter));
   WireHeader header = SummaryHeader(summary);

@@ -108,8 +108,8 @@ Status CheckGeometry(const FixedFields& f, const DecodeLimits& limits) {
   }
   if (f.log2_bits < kMinLog2Bits || f.log2_bits > kMaxLog2Bits) {
     return Status::Corruption("summary log2 of bits " + Quote(f.log2_bits) + " is outside [" +
-                              std::to_string(kMinLog2Bits) + ", " +
-                              std::to_string(kMaxLog2Bits) + "]");
+                              std::to_string(kMinLog2Bits) + ", " + std::to_string(kMaxLog2Bits) +
+                              "]");
   }
   if (f.log2_bits > limits.max_log2_bits) {
     return Status::ResourceExhausted("summary of 2^" + std::to_string(f.log2_bits) +
@@ -149,14 +149,14 @@ void WriteMessage(const WireHeader& h, std::string_view body, std::string* out) 
   PutU8(out, h.format_version);
   PutU8(out, h.min_reader_version);
   PutU16(out, static_cast<uint16_t>(kFixedHeaderBytes + h.origin.size()));
-  for (unsigned byte : {static_cast<unsigned>(h.kind), static_cast<unsigned>(h.key_scheme),
-                        static_cast<unsigned>(h.hash_scheme), h.k, h.log2_bits,
-                        static_cast<unsigned>(h.body_encoding),
-                        static_cast<unsigned>(h.origin.size()), 0u}) {
+  for (unsigned byte :
+       {static_cast<unsigned>(h.kind), static_cast<unsigned>(h.key_scheme),
+        static_cast<unsigned>(h.hash_scheme), h.k, h.log2_bits,
+        static_cast<unsigned>(h.body_encoding), static_cast<unsigned>(h.origin.size()), 0u}) {
     PutU8(out, static_cast<uint8_t>(byte));
   }
-  for (uint64_t word : {h.epoch, h.version, h.base_version, h.estimated_items, h.digest,
-                        uint64_t{body.size()}}) {
+  for (uint64_t word :
+       {h.epoch, h.version, h.base_version, h.estimated_items, h.digest, uint64_t{body.size()}}) {
     PutU64(out, word);
   }
   out->append(h.origin);
@@ -169,11 +169,9 @@ Status ParseMessage(std::string_view bytes, const DecodeLimits& limits, WireHead
   WireHeader h;
   PEERBLOOM_RETURN_IF_ERROR(CheckPrefix(bytes, limits, &h));
   const auto header_length = static_cast<uint16_t>(LoadFixed(bytes.data() + 6, 2));
-  if (header_length < kFixedHeaderBytes ||
-      bytes.size() < size_t{header_length} + kChecksumBytes) {
+  if (header_length < kFixedHeaderBytes || bytes.size() < size_t{header_length} + kChecksumBytes) {
     return Status::Corruption("summary message of " + Quote(bytes.size()) +
-                              " bytes is truncated (header length " + Quote(header_length) +
-                              ")");
+                              " bytes is truncated (header length " + Quote(header_length) + ")");
   }
   ByteReader in(bytes.substr(kPrefixBytes, header_length - kPrefixBytes));
   FixedFields f;

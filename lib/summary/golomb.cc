@@ -38,10 +38,7 @@ unsigned MinGolombCodeBits(uint64_t divisor) noexcept {
 }
 
 GolombWriter::GolombWriter(uint64_t divisor, std::string* out) noexcept
-    : divisor_(divisor),
-      b_(CeilLog2(divisor)),
-      cutoff_((uint64_t{1} << b_) - divisor),
-      out_(out) {}
+    : divisor_(divisor), b_(CeilLog2(divisor)), cutoff_((uint64_t{1} << b_) - divisor), out_(out) {}
 
 // Bits collect in a 64-bit word that is flushed whole; n <= kPeekBits.
 void GolombWriter::PutBits(uint64_t value, unsigned n) {

@@ -50,8 +50,8 @@ class GolombWriter {
   void PutOnes(uint64_t n);
 
   uint64_t divisor_;
-  unsigned b_;        // ceil(log2 divisor)
-  uint64_t cutoff_;   // 2^b - divisor
+  unsigned b_;       // ceil(log2 divisor)
+  uint64_t cutoff_;  // 2^b - divisor
   std::string* out_;
   uint64_t acc_ = 0;  // pending bits, least significant first
   unsigned pending_ = 0;

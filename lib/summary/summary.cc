@@ -10,8 +10,8 @@ namespace {
 std::string Quote(uint64_t value) { return "'" + std::to_string(value) + "'"; }
 
 bool IsNodeIdChar(char c) noexcept {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '.' || c == '_' || c == ':' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == ':' || c == '-';
 }
 
 bool SameGeometry(const BloomFilter& a, const BloomFilter& b) noexcept {
@@ -27,8 +27,8 @@ Status CheckSameStream(const Summary& from, const Summary& to) {
     return Status::InvalidArgument("delta between summaries of different schemes or geometry");
   }
   if (from.version >= to.version) {
-    return Status::InvalidArgument("delta from version " + Quote(from.version) +
-                                   " to version " + Quote(to.version) + " does not go forward");
+    return Status::InvalidArgument("delta from version " + Quote(from.version) + " to version " +
+                                   Quote(to.version) + " does not go forward");
   }
   return Status::Ok();
 }
@@ -145,8 +145,8 @@ Status ApplyDelta(const SummaryDelta& delta, Summary* base, uint64_t* base_diges
   uint64_t digest = *base_digest;
   for (uint64_t pos : delta.flipped) digest ^= PositionDigest(pos);
   if (digest != delta.result_digest) {
-    return Status::Corruption("delta from '" + delta.origin + "' version " +
-                              Quote(delta.version) + " does not reproduce its digest");
+    return Status::Corruption("delta from '" + delta.origin + "' version " + Quote(delta.version) +
+                              " does not reproduce its digest");
   }
   for (uint64_t pos : delta.flipped) base->filter.FlipBit(pos);
   base->version = delta.version;

@@ -23,10 +23,9 @@ void Require(bool condition) {
 
 bool Same(const SummaryDelta& a, const SummaryDelta& b) {
   return a.origin == b.origin && a.epoch == b.epoch && a.base_version == b.base_version &&
-         a.version == b.version && a.key_scheme == b.key_scheme &&
-         a.hash_scheme == b.hash_scheme && a.k == b.k && a.log2_bits == b.log2_bits &&
-         a.estimated_items == b.estimated_items && a.flipped == b.flipped &&
-         a.result_digest == b.result_digest;
+         a.version == b.version && a.key_scheme == b.key_scheme && a.hash_scheme == b.hash_scheme &&
+         a.k == b.k && a.log2_bits == b.log2_bits && a.estimated_items == b.estimated_items &&
+         a.flipped == b.flipped && a.result_digest == b.result_digest;
 }
 
 void CheckApply(const SummaryDelta& d) {

@@ -39,9 +39,9 @@ struct SummaryBuilderOptions {
 };
 
 struct Publication {
-  bool changed = false;     // false: nothing to send
-  bool full = false;        // true: current() is a new full summary (new geometry or first)
-  SummaryDelta delta;       // when changed && !full
+  bool changed = false;           // false: nothing to send
+  bool full = false;              // true: current() is a new full summary (new geometry or first)
+  SummaryDelta delta;             // when changed && !full
   double changed_fraction = 0.0;  // flipped bits / summary bits (1 for a full summary)
 };
 

@@ -28,7 +28,7 @@ struct ChurnCase {
   unsigned log2_counters;
   unsigned k;
   unsigned min_log2_bits;
-  size_t low;   // the population swings between low and high keys
+  size_t low;  // the population swings between low and high keys
   size_t high;
 };
 

@@ -151,8 +151,8 @@ TEST(SummaryCodecHostile, LimitsAreEnforced) {
   Status st = DecodeSummary(msg, small_message, &s);
   EXPECT_TRUE(st.IsResourceExhausted());
   EXPECT_EQ(st.message(), "summary message of '" + std::to_string(msg.size()) +
-                              "' bytes exceeds the limit of '" +
-                              std::to_string(msg.size() - 1) + "'");
+                              "' bytes exceeds the limit of '" + std::to_string(msg.size() - 1) +
+                              "'");
   DecodeLimits small_filter;
   small_filter.max_log2_bits = 15;
   st = DecodeSummary(msg, small_filter, &s);

@@ -121,8 +121,8 @@ TEST(SummaryCodec, ReadsANewerFormatThatAllowsIt) {
   for (BodyEncoding e : kAllEncodings) {
     const std::string old = Encode(s, e);
     const size_t header = testing_util::HeaderLength(old);
-    std::string m = old.substr(0, header) + std::string("\x05\x06\x07\x08\x09", 5) +
-                    old.substr(header);
+    std::string m =
+        old.substr(0, header) + std::string("\x05\x06\x07\x08\x09", 5) + old.substr(header);
     m[4] = 2;
     testing_util::StoreFixed(&m, testing_util::kHeaderLengthOffset, header + 5, 2);
     testing_util::Reseal(&m);

@@ -58,8 +58,10 @@ std::map<std::string, std::string> SummarySeeds() {
   seeds["valid-golomb"] = EncodeFull(sparse, BodyEncoding::kGolombRice);
   seeds["valid-golomb-dense"] = EncodeFull(dense, BodyEncoding::kGolombRice);
   seeds["valid-zstd-dense"] = EncodeFull(dense, BodyEncoding::kZstd);
-  seeds["valid-golomb-empty"] = EncodeFull(MakeSummary(BloomFilter(12, 1)), BodyEncoding::kGolombRice);
-  seeds["valid-raw-full"] = EncodeFull(MakeSummary(FilterWithFill(8, 2, 1.0, 3)), BodyEncoding::kRaw);
+  seeds["valid-golomb-empty"] =
+      EncodeFull(MakeSummary(BloomFilter(12, 1)), BodyEncoding::kGolombRice);
+  seeds["valid-raw-full"] =
+      EncodeFull(MakeSummary(FilterWithFill(8, 2, 1.0, 3)), BodyEncoding::kRaw);
   const std::string golomb = seeds["valid-golomb"];
   seeds["trunc-golomb"] = golomb.substr(0, golomb.size() - 11);
   seeds["trunc-header"] = golomb.substr(0, 40);
@@ -89,8 +91,7 @@ std::map<std::string, std::string> DeltaSeeds() {
   seeds["valid-delta-small-filter"] = EncodeDeltaBetween(MakeSummary(BloomFilter(6, 4), 1), 9, 4);
   const std::string many = seeds["valid-delta-many"];
   seeds["trunc-delta"] = many.substr(0, many.size() / 2);
-  seeds["trunc-delta-body"] =
-      testing_util::WithBody(many, testing_util::Body(many).substr(0, 100));
+  seeds["trunc-delta-body"] = testing_util::WithBody(many, testing_util::Body(many).substr(0, 100));
   seeds["corrupt-delta-body"] = CorruptBody(many, 40);
   seeds["corrupt-delta-count"] = CorruptBody(many, 3);
   return seeds;

@@ -22,8 +22,8 @@ inline void StoreFixed(std::string* bytes, size_t offset, uint64_t value, size_t
 // Recomputes the trailing XXH3-64 over everything before it.
 inline void Reseal(std::string* msg) {
   const size_t covered = msg->size() - summary_internal::kChecksumBytes;
-  StoreFixed(msg, covered, summary_internal::MessageChecksum(std::string_view(*msg).substr(0, covered)),
-             8);
+  StoreFixed(msg, covered,
+             summary_internal::MessageChecksum(std::string_view(*msg).substr(0, covered)), 8);
 }
 
 inline size_t HeaderLength(std::string_view msg) {

@@ -117,30 +117,27 @@ TEST(ZstdBomb, FilterAboveTheLimitIsRefusedWithoutAllocating) {
 // window costs nothing: no allocation beyond the filter itself.
 TEST(ZstdBomb, DeclaredWindowCostsNoMemory) {
   const std::string frame(
-      "\x28\xb5\x2f\xfd"   // magic
-      "\x80"               // descriptor: 4-byte content size, window descriptor present
-      "\xa0"               // window: exponent 20 -> 2^30 bytes
-      "\x00\x00\x02\x00"   // content size 131072
-      "\x03\x00\x10"       // last block, RLE, 131072 bytes
-      "\x00",              // the repeated byte
+      "\x28\xb5\x2f\xfd"  // magic
+      "\x80"              // descriptor: 4-byte content size, window descriptor present
+      "\xa0"              // window: exponent 20 -> 2^30 bytes
+      "\x00\x00\x02\x00"  // content size 131072
+      "\x03\x00\x10"      // last block, RLE, 131072 bytes
+      "\x00",             // the repeated byte
       14);
   std::string msg;
   ASSERT_TRUE(EncodeSummary(MakeSummary(BloomFilter(20, 1)), &msg, BodyEncoding::kZstd).ok());
-  const Status st = DecodeRecordingAllocations(testing_util::WithBody(msg, frame),
-                                               DecodeLimits{});
+  const Status st = DecodeRecordingAllocations(testing_util::WithBody(msg, frame), DecodeLimits{});
   EXPECT_TRUE(st.ok()) << st.ToString();
   EXPECT_LE(g_largest.load(), size_t{131072});
 }
 
 TEST(ZstdBomb, ConcatenatedFramesAreRefused) {
   std::string msg;
-  ASSERT_TRUE(EncodeSummary(MakeSummary(FilterWithFill(12, 1, 0.1, 3)), &msg,
-                            BodyEncoding::kZstd)
-                  .ok());
+  ASSERT_TRUE(
+      EncodeSummary(MakeSummary(FilterWithFill(12, 1, 0.1, 3)), &msg, BodyEncoding::kZstd).ok());
   const std::string body(testing_util::Body(msg));
   Summary out;
-  const Status st =
-      DecodeSummary(testing_util::WithBody(msg, body + body), DecodeLimits{}, &out);
+  const Status st = DecodeSummary(testing_util::WithBody(msg, body + body), DecodeLimits{}, &out);
   EXPECT_TRUE(st.IsCorruption());
   EXPECT_EQ(st.message(), "zstd body is not exactly one frame");
 }
