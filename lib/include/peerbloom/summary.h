@@ -83,15 +83,26 @@ struct DecodeLimits {
 
 enum class MessageKind : uint8_t { kFullSummary = 1, kDelta = 2 };
 
-// Encodes with the given body encoding, or with the smallest of all when none is given.
+// Encodes with the given body encoding, or with the smallest of all when none is given
+// (replacing *out). InvalidArgument when the origin is not a node id or the filter's words do
+// not match its size.
 Status EncodeSummary(const Summary& summary, std::string* out,
                      std::optional<BodyEncoding> force = std::nullopt);
+// Decodes untrusted bytes within `limits`. NotSupported: a newer format this reader may not
+// read, or an unknown scheme or encoding (never treat that peer's keys as absent);
+// ResourceExhausted: beyond a limit; Corruption: anything else that is not a message this
+// codec would write, including a filter that does not match its digest; InvalidArgument: a
+// delta. *out is written only on success.
 Status DecodeSummary(std::string_view bytes, const DecodeLimits& limits, Summary* out);
 
 // The delta from `from` to `to`. InvalidArgument unless both share origin, epoch, schemes and
 // geometry and from.version < to.version.
 Status ComputeDelta(const Summary& from, const Summary& to, SummaryDelta* out);
+// InvalidArgument for a bad origin or geometry, base_version >= version, or positions that
+// are not strictly ascending below the size.
 Status EncodeDelta(const SummaryDelta& delta, std::string* out);
+// As DecodeSummary; the digest is checked when the delta is applied. InvalidArgument: a full
+// summary.
 Status DecodeDelta(std::string_view bytes, const DecodeLimits& limits, SummaryDelta* out);
 // Applies a delta to its base. OutOfRange (ask the origin for a full summary) when the base
 // is not (origin, epoch, base_version) with the same geometry and schemes; InvalidArgument
@@ -104,7 +115,9 @@ Status ApplyDelta(const SummaryDelta& delta, Summary* base);
 // silently.
 Status ApplyDelta(const SummaryDelta& delta, Summary* base, uint64_t* base_digest);
 
-// Reads just enough of an encoded message to tell what it is, without decoding the body.
+// Reads just enough of an encoded message to tell what it is, without decoding the body. The
+// header is checked as by DecodeSummary, the checksum included (the body is hashed, not
+// decoded).
 struct MessageHeader {
   MessageKind kind = MessageKind::kFullSummary;
   uint8_t format_version = 0;
