@@ -1,12 +1,13 @@
 // Encode and decode of summary messages: the only place that turns summaries into bytes and
 // back (docs/summary-format.md). Headers are framed in format.cc, bodies coded in body.cc.
+#include "peerbloom/summary.h"
+
 #include <array>
 #include <string>
 
 #include "lib/summary/body.h"
 #include "lib/summary/format.h"
 #include "peerbloom/bloom_probe.h"
-#include "peerbloom/summary.h"
 
 namespace peerbloom {
 namespace {

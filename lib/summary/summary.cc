@@ -1,8 +1,8 @@
 // Summary values: names, node ids, digests, and deltas between two summaries.
+#include "peerbloom/summary.h"
+
 #include <bit>
 #include <string>
-
-#include "peerbloom/summary.h"
 
 namespace peerbloom {
 namespace {
