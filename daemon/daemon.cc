@@ -20,7 +20,6 @@ namespace peerbloom::daemon {
 namespace {
 
 constexpr int64_t kFeedPollMs = 100;
-constexpr size_t kFeedBudgetBytes = 4 << 20;
 constexpr int64_t kMaxWaitMs = 1000;
 
 int64_t UnixMs() {
@@ -242,7 +241,7 @@ void Daemon::PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, 
     Feed& feed = *feeds_[i];
     const bool ready = feed.poll_fd() >= 0 && (items[first + i].revents & ZMQ_POLLIN);
     if (ready || timer || !feed.is_open()) {
-      feeds_behind_ |= feed.Poll(store_.get(), now, kFeedBudgetBytes);
+      feeds_behind_ |= feed.Poll(store_.get(), now);
     }
   }
 }
@@ -319,7 +318,7 @@ Status Daemon::WriteSnapshotNow() {
   snap.removes = store_->stats().removes;
   snap.written_unix_ms = UnixMs();
   for (const auto& feed : feeds_) {
-    if (!feed->is_fifo() && feed->is_open()) snap.feeds.push_back(feed->position());
+    if (!feed->is_fifo() && feed->position().inode != 0) snap.feeds.push_back(feed->position());
   }
   snap.cells.assign(f.raw_cells());
   Status s = WriteSnapshot(snapshot_path_, snap);

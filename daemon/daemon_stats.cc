@@ -12,6 +12,7 @@ nlohmann::json Daemon::Stats(int64_t now) const {
   nlohmann::json feeds = nlohmann::json::array();
   for (const auto& feed : feeds_) {
     const FeedStats& s = feed->stats();
+    const FileFollowerStats& fs = feed->follower_stats();
     feeds.push_back({{"path", feed->config().path},
                      {"fifo", feed->is_fifo()},
                      {"open", feed->is_open()},
@@ -21,8 +22,14 @@ nlohmann::json Daemon::Stats(int64_t now) const {
                      {"removes", s.removes},
                      {"removes_refused", s.removes_refused},
                      {"malformed", s.malformed},
-                     {"bytes", s.bytes},
-                     {"reopens", s.reopens}});
+                     {"bytes", fs.bytes},
+                     {"long_lines_skipped", fs.long_lines_skipped},
+                     {"opens", fs.opens},
+                     {"rotations", fs.rotations},
+                     {"truncations", fs.truncations},
+                     {"resumes", fs.resumes},
+                     {"resume_mismatches", fs.resume_mismatches},
+                     {"read_errors", fs.read_errors}});
   }
   size_t alive = 0, known = 0;
   for (const PeerInfo& p : engine_->Peers(now)) {

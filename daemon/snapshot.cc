@@ -34,7 +34,8 @@ nlohmann::json HeaderJson(const SnapshotState& s) {
   nlohmann::json feeds = nlohmann::json::array();
   for (const FeedPosition& f : s.feeds) {
     feeds.push_back({{"path", f.path}, {"device", f.device}, {"inode", f.inode},
-                     {"offset", f.offset}});
+                     {"offset", f.offset}, {"fingerprint_bytes", f.fingerprint_bytes},
+                     {"fingerprint", f.fingerprint}});
   }
   return {{"node_id", s.node_id},
           {"epoch", s.epoch},
@@ -93,7 +94,9 @@ Status ParseHeader(const nlohmann::json& j, SnapshotState* s) {
     s->written_unix_ms = j.value("written_unix_ms", int64_t{0});
     for (const auto& f : j.at("feeds")) {
       s->feeds.push_back({f.at("path").get<std::string>(), f.at("device").get<uint64_t>(),
-                          f.at("inode").get<uint64_t>(), f.at("offset").get<uint64_t>()});
+                          f.at("inode").get<uint64_t>(), f.at("offset").get<uint64_t>(),
+                          f.at("fingerprint_bytes").get<uint32_t>(),
+                          f.at("fingerprint").get<uint64_t>()});
     }
   } catch (const nlohmann::json::exception& e) {
     return Status::Corruption(std::string("bad header: ") + e.what());

@@ -33,6 +33,8 @@ struct FeedPosition {
   uint64_t device = 0;
   uint64_t inode = 0;
   uint64_t offset = 0;
+  uint32_t fingerprint_bytes = 0;  // FileFollower's check of the bytes before `offset`
+  uint64_t fingerprint = 0;
   bool operator==(const FeedPosition&) const = default;
 };
 

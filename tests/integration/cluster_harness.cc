@@ -1,0 +1,275 @@
+#include "tests/integration/cluster_harness.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace peerbloom::testing {
+namespace {
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void WriteKeyPair(const std::string& path, std::string* pub) {
+  char public_key[41] = {};
+  char secret_key[41] = {};
+  if (zmq_curve_keypair(public_key, secret_key) != 0) std::abort();
+  {
+    std::ofstream out(path);
+    out << "public-key = " << public_key << "\nsecret-key = " << secret_key << "\n";
+  }
+  ::chmod(path.c_str(), 0600);
+  std::ofstream(path + ".pub") << public_key << "\n";
+  *pub = public_key;
+}
+
+bool WaitForExit(pid_t pid, std::chrono::milliseconds timeout) {
+  return WaitFor([pid] { return ::waitpid(pid, nullptr, WNOHANG) == pid; }, timeout);
+}
+
+}  // namespace
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+bool SeesAlive(Node* observer, const std::string& node_id) {
+  for (const json& p : observer->Peers()) {
+    if (p.value("node_id", "") == node_id && p.value("alive", false)) return true;
+  }
+  return false;
+}
+
+Node::Node(std::string name, std::string dir, std::string key_file)
+    : name_(std::move(name)), dir_(std::move(dir)), key_file_(std::move(key_file)) {}
+
+Node::~Node() {
+  if (pid_ > 0) Kill9();
+}
+
+std::string Node::public_key() const {
+  std::string key = ReadAll(key_file_ + ".pub");
+  while (!key.empty() && key.back() == '\n') key.pop_back();
+  return key;
+}
+
+std::string Node::log_tail() const {
+  const std::string log = ReadAll(dir_ + "/stderr.log");
+  return log.size() > 4000 ? log.substr(log.size() - 4000) : log;
+}
+
+void Node::ResetSocket() {
+  socket_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::req);
+  socket_->set(zmq::sockopt::linger, 0);
+  socket_->set(zmq::sockopt::rcvtimeo, 5000);
+  socket_->set(zmq::sockopt::sndtimeo, 5000);
+  socket_->connect("ipc://" + dir_ + "/control.sock");
+}
+
+bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
+  std::filesystem::create_directories(dir_);
+  std::ostringstream cfg;
+  cfg << "node_id = \"" << name_ << "\"\n"
+      << "listen = \"tcp://127.0.0.1:" << port_ << "\"\n"
+      << "data_dir = \"" << dir_ << "\"\n"
+      << "key_file = \"" << key_file_ << "\"\n"
+      << "authorized_keys = \"" << dir_ << "/../authorized_keys\"\n"
+      << "cluster_secret = \"integration-secret\"\n"
+      << "key_scheme = \"" << o.key_scheme << "\"\n"
+      << "capacity = 100000\n"
+      << "gossip_interval = \"" << o.gossip_interval_ms << "ms\"\n"
+      << "failure_timeout = \"" << o.failure_timeout_ms << "ms\"\n"
+      << "anti_entropy_interval = \"" << o.anti_entropy_interval_ms << "ms\"\n"
+      << "max_message_bytes = " << o.max_message_bytes << "\n"
+      << "link_heartbeat_interval = \"200ms\"\n"
+      << "link_heartbeat_timeout = \"1s\"\n"
+      << "log_level = \"debug\"\n"
+      << o.extra << "\n";
+  for (Node* seed : seeds) {
+    cfg << "[[seeds]]\nendpoint = \"" << seed->endpoint() << "\"\npublic_key = \""
+        << seed->public_key() << "\"\n";
+  }
+  const std::string config_path = dir_ + "/peerbloomd.toml";
+  std::ofstream(config_path) << cfg.str();
+  const std::string log_path = dir_ + "/stderr.log";
+  const pid_t parent = ::getpid();
+  pid_ = ::fork();
+  if (pid_ == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) std::_Exit(1);
+    FILE* log = std::fopen(log_path.c_str(), "a");
+    if (log != nullptr) {
+      ::dup2(fileno(log), 1);
+      ::dup2(fileno(log), 2);
+    }
+    ::execl(PEERBLOOMD_BIN, PEERBLOOMD_BIN, "--config", config_path.c_str(), "--foreground",
+            static_cast<char*>(nullptr));
+    std::_Exit(127);
+  }
+  ResetSocket();
+  json reply;
+  std::string body;
+  const bool up = WaitFor(
+      [&] {
+        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return true;  // exited: give up
+        return Call({{"op", "ping"}}, "", &reply, &body);
+      },
+      std::chrono::seconds(15));
+  if (!up || !reply.contains("endpoint")) {
+    pid_ = -1;
+    return false;
+  }
+  endpoint_ = reply["endpoint"].get<std::string>();
+  port_ = std::stoi(endpoint_.substr(endpoint_.rfind(':') + 1));
+  return true;
+}
+
+void Node::Kill9() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+}
+
+bool Node::Stop() {
+  if (pid_ <= 0) return true;
+  ::kill(pid_, SIGTERM);
+  const bool exited = WaitForExit(pid_, std::chrono::seconds(10));
+  if (!exited) Kill9();
+  pid_ = -1;
+  return exited;
+}
+
+bool Node::Call(const json& request, const std::string& body, json* reply,
+                std::string* reply_body, std::string* error) {
+  try {
+    const std::string head = request.dump();
+    const bool sent =
+        socket_->send(zmq::buffer(head), body.empty() ? zmq::send_flags::none
+                                                      : zmq::send_flags::sndmore).has_value() &&
+        (body.empty() || socket_->send(zmq::buffer(body)).has_value());
+    zmq::message_t first;
+    if (!sent || !socket_->recv(first)) {
+      ResetSocket();
+      if (error) *error = "no answer";
+      return false;
+    }
+    reply_body->clear();
+    while (socket_->get(zmq::sockopt::rcvmore)) {
+      zmq::message_t part;
+      if (!socket_->recv(part)) break;
+      reply_body->assign(part.data<char>(), part.size());
+    }
+    *reply = json::parse(first.to_string_view());
+  } catch (const std::exception& e) {
+    ResetSocket();
+    if (error) *error = e.what();
+    return false;
+  }
+  if (!reply->value("ok", false)) {
+    if (error) *error = reply->value("error", "refused");
+    return false;
+  }
+  return true;
+}
+
+std::vector<std::vector<std::string>> Node::WhoHas(const std::vector<std::string>& keys) {
+  std::string body;
+  for (const std::string& k : keys) body += k + "\n";
+  json reply;
+  std::string answer;
+  std::vector<std::vector<std::string>> out;
+  if (!Call({{"op", "who-has"}, {"input", "url"}}, body, &reply, &answer)) return out;
+  std::istringstream lines(answer);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::vector<std::string> ids;
+    std::istringstream idx(line);
+    size_t i;
+    while (idx >> i) ids.push_back(reply["nodes"][i]["node_id"].get<std::string>());
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+json Node::Stats() {
+  json reply;
+  std::string body;
+  return Call({{"op", "stats"}}, "", &reply, &body) ? reply["stats"] : json::object();
+}
+
+json Node::Peers() {
+  json reply;
+  std::string body;
+  return Call({{"op", "peers"}}, "", &reply, &body) ? reply["peers"] : json::array();
+}
+
+bool Node::Add(const std::vector<std::string>& keys) {
+  std::string body;
+  for (const std::string& k : keys) body += k + "\n";
+  json reply;
+  std::string answer;
+  return Call({{"op", "add"}}, body, &reply, &answer) &&
+         reply.value("applied", uint64_t{0}) == keys.size();
+}
+
+bool Node::Remove(const std::vector<std::string>& keys) {
+  std::string body;
+  for (const std::string& k : keys) body += k + "\n";
+  json reply;
+  std::string answer;
+  return Call({{"op", "remove"}}, body, &reply, &answer) &&
+         reply.value("applied", uint64_t{0}) == keys.size();
+}
+
+Cluster::Cluster() {
+  char pattern[] = "/tmp/pbit.XXXXXX";
+  dir_ = ::mkdtemp(pattern);
+  std::ofstream(dir_ + "/authorized_keys");
+}
+
+Cluster::~Cluster() {
+  nodes_.clear();  // kills every daemon still running
+  if (std::getenv("PEERBLOOM_KEEP_TEST_DIRS") == nullptr) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+}
+
+Node* Cluster::AddNode(const std::string& name) {
+  const std::string key_file = dir_ + "/" + name + ".key";
+  std::string pub;
+  WriteKeyPair(key_file, &pub);
+  std::ofstream(dir_ + "/authorized_keys", std::ios::app) << pub << " " << name << "\n";
+  nodes_.push_back(std::make_unique<Node>(name, dir_ + "/" + name, key_file));
+  return nodes_.back().get();
+}
+
+std::string Cluster::AuthorizeExtraKey(std::string* public_key, std::string* secret_key) {
+  char pub[41] = {};
+  char sec[41] = {};
+  if (zmq_curve_keypair(pub, sec) != 0) std::abort();
+  *public_key = pub;
+  *secret_key = sec;
+  std::ofstream(dir_ + "/authorized_keys", std::ios::app) << pub << " test-client\n";
+  return dir_ + "/authorized_keys";
+}
+
+}  // namespace peerbloom::testing

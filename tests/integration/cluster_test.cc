@@ -1,0 +1,152 @@
+// A cluster of real daemons: dissemination, removal, membership through one seed, failure
+// detection and recovery.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "tests/integration/cluster_harness.h"
+
+namespace peerbloom::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+bool Lists(Node* node, const std::string& url, const std::string& id) {
+  const auto answer = node->WhoHas({url});
+  return answer.size() == 1 &&
+         std::find(answer[0].begin(), answer[0].end(), id) != answer[0].end();
+}
+
+class ThreeNodes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    a_ = cluster_.AddNode("a");
+    b_ = cluster_.AddNode("b");
+    c_ = cluster_.AddNode("c");
+    ASSERT_TRUE(a_->Start(options_, {})) << a_->log_tail();
+    ASSERT_TRUE(b_->Start(options_, {a_})) << b_->log_tail();
+    ASSERT_TRUE(c_->Start(options_, {a_})) << c_->log_tail();
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          return SeesAlive(a_, "b") && SeesAlive(a_, "c") && SeesAlive(b_, "a") &&
+                 SeesAlive(b_, "c") && SeesAlive(c_, "a") && SeesAlive(c_, "b");
+        },
+        milliseconds(15000)))
+        << "membership did not converge\n"
+        << a_->log_tail();
+  }
+
+  NodeOptions options_;
+  Cluster cluster_;
+  Node* a_ = nullptr;
+  Node* b_ = nullptr;
+  Node* c_ = nullptr;
+};
+
+TEST_F(ThreeNodes, AddAtOneNodeIsListedEverywhereWithinTwoGossipIntervals) {
+  const std::string url = "http://example.com/added-at-a";
+  ASSERT_FALSE(Lists(b_, url, "a"));
+  ASSERT_TRUE(a_->Add({url}));
+  EXPECT_TRUE(Lists(a_, url, "a")) << "the local node lists itself";
+  const auto start = std::chrono::steady_clock::now();
+  // Two gossip intervals, plus a fixed allowance for process scheduling on a loaded machine.
+  const milliseconds budget(2 * options_.gossip_interval_ms + 400);
+  const bool seen = WaitFor([&] { return Lists(b_, url, "a") && Lists(c_, url, "a"); }, budget);
+  const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
+                                                             start);
+  RecordProperty("visible_after_ms", static_cast<int>(took.count()));
+  EXPECT_TRUE(seen) << "not visible at b and c after " << took.count() << " ms";
+}
+
+TEST_F(ThreeNodes, RemovedUrlIsNoLongerListed) {
+  const std::string url = "http://example.com/removed";
+  ASSERT_TRUE(b_->Add({url}));
+  ASSERT_TRUE(WaitFor([&] { return Lists(a_, url, "b") && Lists(c_, url, "b"); },
+                      milliseconds(5000)));
+  ASSERT_TRUE(b_->Remove({url}));
+  EXPECT_TRUE(WaitFor([&] { return !Lists(a_, url, "b") && !Lists(c_, url, "b"); },
+                      milliseconds(5000)));
+  EXPECT_FALSE(Lists(b_, url, "b"));
+}
+
+TEST_F(ThreeNodes, KilledNodeIsDroppedAndComesBackWithNewContent) {
+  ASSERT_TRUE(b_->Add({"http://example.com/old"}));
+  ASSERT_TRUE(WaitFor([&] { return Lists(a_, "http://example.com/old", "b"); },
+                      milliseconds(5000)));
+  b_->Kill9();
+  const auto killed = std::chrono::steady_clock::now();
+  const milliseconds budget(options_.failure_timeout_ms + 2 * options_.gossip_interval_ms + 1000);
+  const bool dropped = WaitFor(
+      [&] {
+        return !Lists(a_, "http://example.com/old", "b") &&
+               !Lists(c_, "http://example.com/old", "b") && !SeesAlive(a_, "b") &&
+               !SeesAlive(c_, "b");
+      },
+      budget);
+  RecordProperty("dropped_after_ms",
+                 static_cast<int>(std::chrono::duration_cast<milliseconds>(
+                                      std::chrono::steady_clock::now() - killed)
+                                      .count()));
+  EXPECT_TRUE(dropped) << "b still listed after " << budget.count() << " ms";
+
+  ASSERT_TRUE(b_->Start(options_, {a_})) << b_->log_tail();
+  ASSERT_TRUE(b_->Add({"http://example.com/new"}));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return Lists(a_, "http://example.com/new", "b") &&
+               Lists(c_, "http://example.com/new", "b") && SeesAlive(a_, "b") &&
+               SeesAlive(c_, "b");
+      },
+      milliseconds(10000)))
+      << a_->log_tail();
+}
+
+TEST_F(ThreeNodes, StatsAndSummaryDescribeTheNode) {
+  ASSERT_TRUE(a_->Add({"http://example.com/1", "http://example.com/2"}));
+  const json stats = a_->Stats();
+  EXPECT_EQ(stats["node_id"], "a");
+  EXPECT_EQ(stats["filter"]["items"], 2);
+  EXPECT_EQ(stats["gossip"]["members_alive"], 2);
+  json reply;
+  std::string body;
+  ASSERT_TRUE(a_->Call({{"op", "summary"}, {"format", "bytes"}}, "", &reply, &body));
+  EXPECT_EQ(reply["summary"]["origin"], "a");
+  EXPECT_EQ(reply["summary"]["encoded_bytes"], body.size());
+  EXPECT_FALSE(body.empty());
+  ASSERT_TRUE(WaitFor([&] { return b_->Call({{"op", "summary"}, {"node", "a"}}, "", &reply,
+                                            &body) &&
+                                   reply["summary"]["estimated_items"] == 2; },
+                      milliseconds(5000)));
+  std::string error;
+  EXPECT_FALSE(a_->Call({{"op", "summary"}, {"node", "nobody"}}, "", &reply, &body, &error));
+  EXPECT_EQ(error, "no summary held for node 'nobody'");
+  EXPECT_FALSE(a_->Call({{"op", "frobnicate"}}, "", &reply, &body, &error));
+  EXPECT_EQ(error.rfind("unknown op 'frobnicate'", 0), 0u) << error;
+}
+
+TEST(Membership, FiveNodesEachKnowingOneSeedLearnEveryNode) {
+  Cluster cluster;
+  NodeOptions options;
+  std::vector<Node*> nodes;
+  for (int i = 0; i < 5; ++i) nodes.push_back(cluster.AddNode("n" + std::to_string(i)));
+  ASSERT_TRUE(nodes[0]->Start(options, {}));
+  // A chain: each node's only seed is the one started before it.
+  for (int i = 1; i < 5; ++i) ASSERT_TRUE(nodes[i]->Start(options, {nodes[i - 1]}));
+  const bool converged = WaitFor(
+      [&] {
+        for (Node* observer : nodes) {
+          for (Node* other : nodes) {
+            if (other != observer && !SeesAlive(observer, other->name())) return false;
+          }
+        }
+        return true;
+      },
+      milliseconds(20000));
+  EXPECT_TRUE(converged) << nodes[4]->Peers().dump(1);
+  ASSERT_TRUE(nodes[4]->Add({"http://example.com/from-the-end"}));
+  EXPECT_TRUE(WaitFor([&] { return Lists(nodes[0], "http://example.com/from-the-end", "n4"); },
+                      milliseconds(5000)));
+}
+
+}  // namespace
+}  // namespace peerbloom::testing
