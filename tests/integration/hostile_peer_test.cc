@@ -1,0 +1,129 @@
+// What a daemon does with bytes it should not accept on its peer endpoint: each is refused,
+// counted in stats, and the daemon keeps answering.
+#include <gtest/gtest.h>
+
+#include "tests/integration/cluster_harness.h"
+
+namespace peerbloom::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+class HostilePeer : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    node_ = cluster_.AddNode("target");
+    cluster_.AuthorizeExtraKey(&client_public_, &client_secret_);
+    options_.max_message_bytes = 64 * 1024;
+    options_.key_scheme = "squid-md5";
+    ASSERT_TRUE(node_->Start(options_, {})) << node_->log_tail();
+  }
+
+  // A CURVE client DEALER connected to the target's peer endpoint with the given key pair.
+  zmq::socket_t Client(const std::string& pub, const std::string& sec) {
+    zmq::socket_t s(context_, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::curve_serverkey, node_->public_key());
+    s.set(zmq::sockopt::curve_publickey, pub);
+    s.set(zmq::sockopt::curve_secretkey, sec);
+    s.connect(node_->endpoint());
+    return s;
+  }
+
+  uint64_t Counter(const char* group, const char* name) {
+    const json stats = node_->Stats();
+    if (!stats.contains(group)) return 0;
+    return stats[group].value(name, uint64_t{0});
+  }
+
+  bool StillServes() {
+    json reply;
+    std::string body;
+    return node_->Call({{"op", "who-has"}}, "http://example.com/x\n", &reply, &body) &&
+           reply["count"] == 1;
+  }
+
+  Cluster cluster_;
+  NodeOptions options_;
+  Node* node_ = nullptr;
+  std::string client_public_, client_secret_;
+  zmq::context_t context_{1};
+};
+
+TEST_F(HostilePeer, MalformedFrameIsRefusedByGossipAndCounted) {
+  zmq::socket_t s = Client(client_public_, client_secret_);
+  const uint64_t before = Counter("transport", "refused_by_gossip");
+  s.send(zmq::str_buffer("this is not a peerbloom frame"));
+  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "refused_by_gossip") == before + 1; },
+                      milliseconds(5000)));
+  EXPECT_GE(Counter("gossip", "malformed_in"), 1u);
+  EXPECT_TRUE(StillServes());
+}
+
+TEST_F(HostilePeer, MultiFrameMessageIsDrainedAndCounted) {
+  zmq::socket_t s = Client(client_public_, client_secret_);
+  s.send(zmq::str_buffer("one"), zmq::send_flags::sndmore);
+  s.send(zmq::str_buffer("two"), zmq::send_flags::sndmore);
+  s.send(zmq::str_buffer("three"));
+  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "refused_frames") == 1; },
+                      milliseconds(5000)));
+  // The next message starts at a boundary again: it reaches the gossip engine whole.
+  s.send(zmq::str_buffer("garbage after the drain"));
+  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; },
+                      milliseconds(5000)));
+  EXPECT_EQ(Counter("transport", "refused_frames"), 1u);
+  EXPECT_TRUE(StillServes());
+}
+
+TEST_F(HostilePeer, OversizedFrameClosesTheLinkAndIsNeverDelivered) {
+  zmq::socket_t s = Client(client_public_, client_secret_);
+  s.send(zmq::str_buffer("small first"));
+  ASSERT_TRUE(WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; },
+                      milliseconds(5000)));
+  const uint64_t disconnects = Counter("transport", "links_disconnected");
+  const std::string big(static_cast<size_t>(options_.max_message_bytes) + 1, 'x');
+  s.send(zmq::buffer(big));
+  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "links_disconnected") > disconnects; },
+                      milliseconds(5000)));
+  EXPECT_EQ(Counter("transport", "messages_in"), 1u) << "the oversized frame was delivered";
+  EXPECT_TRUE(StillServes());
+}
+
+TEST_F(HostilePeer, UnauthorizedCurveKeyIsDeniedAndCounted) {
+  char pub[41] = {};
+  char sec[41] = {};
+  ASSERT_EQ(zmq_curve_keypair(pub, sec), 0);
+  zmq::socket_t s = Client(pub, sec);
+  s.send(zmq::str_buffer("knock knock"), zmq::send_flags::dontwait);
+  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "zap_denied") >= 1; },
+                      milliseconds(5000)));
+  EXPECT_EQ(Counter("transport", "messages_in"), 0u);
+  EXPECT_TRUE(StillServes());
+}
+
+TEST_F(HostilePeer, PlaintextClientCannotTalkToACurveServer) {
+  zmq::socket_t s(context_, zmq::socket_type::dealer);
+  s.set(zmq::sockopt::linger, 0);
+  s.connect(node_->endpoint());
+  s.send(zmq::str_buffer("plaintext"), zmq::send_flags::dontwait);
+  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "handshakes_failed") >= 1; },
+                      milliseconds(5000)));
+  EXPECT_EQ(Counter("transport", "messages_in"), 0u);
+  EXPECT_TRUE(StillServes());
+}
+
+TEST_F(HostilePeer, MalformedControlRequestsGetErrorsNotSilence) {
+  json reply;
+  std::string body, error;
+  EXPECT_FALSE(node_->Call({{"no-op", 1}}, "", &reply, &body, &error));
+  EXPECT_EQ(error, "request header must be a JSON object with an 'op'");
+  EXPECT_FALSE(node_->Call({{"op", "who-has"}, {"input", "bytes"}}, "x\n", &reply, &body, &error));
+  EXPECT_EQ(error, "'input' must be 'url' or 'key', got 'bytes'");
+  EXPECT_TRUE(node_->Call({{"op", "add"}, {"input", "key"}}, "not-hex\n", &reply, &body));
+  EXPECT_EQ(reply["invalid"], 1);
+  EXPECT_EQ(reply["first_error"], "line 1: key 'not-hex' is not 32 hex digits");
+  EXPECT_TRUE(StillServes());
+}
+
+}  // namespace
+}  // namespace peerbloom::testing
