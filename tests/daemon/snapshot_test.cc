@@ -1,0 +1,116 @@
+#include "daemon/snapshot.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace peerbloom::daemon {
+namespace {
+
+class SnapshotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/pbsnap.XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    path_ = dir_ + "/state.snapshot";
+    state_.node_id = "a";
+    state_.epoch = 7;
+    state_.version = 42;
+    state_.k = 2;
+    state_.log2_counters = 10;
+    state_.key_scheme = KeyScheme::kRaw;
+    state_.index_key_fingerprint = 0x1234567890abcdefULL;
+    state_.items = 3;
+    state_.saturation_events = 1;
+    state_.refused_removes = 2;
+    state_.feeds.push_back({"/var/feed", 1, 2, 300, 64, 99});
+    state_.cells.assign(512, '\0');
+    state_.cells[5] = 0x21;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Bytes() {
+    std::ifstream in(path_, std::ios::binary);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  void Put(const std::string& bytes) { std::ofstream(path_, std::ios::binary) << bytes; }
+
+  std::string dir_, path_;
+  SnapshotState state_;
+};
+
+TEST_F(SnapshotTest, RoundTrips) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  EXPECT_FALSE(std::filesystem::exists(path_ + ".tmp"));
+  SnapshotState read;
+  Status s = ReadSnapshot(path_, &read);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(read.node_id, "a");
+  EXPECT_EQ(read.epoch, 7u);
+  EXPECT_EQ(read.version, 42u);
+  EXPECT_EQ(read.k, 2u);
+  EXPECT_EQ(read.log2_counters, 10u);
+  EXPECT_EQ(read.key_scheme, KeyScheme::kRaw);
+  EXPECT_EQ(read.index_key_fingerprint, state_.index_key_fingerprint);
+  EXPECT_EQ(read.items, 3u);
+  EXPECT_EQ(read.saturation_events, 1u);
+  EXPECT_EQ(read.refused_removes, 2u);
+  EXPECT_EQ(read.feeds, state_.feeds);
+  EXPECT_EQ(read.cells, state_.cells);
+}
+
+TEST_F(SnapshotTest, MissingFileIsNotFound) {
+  SnapshotState read;
+  EXPECT_TRUE(ReadSnapshot(path_, &read).IsNotFound());
+}
+
+TEST_F(SnapshotTest, EveryFlippedByteIsRefused) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  const std::string good = Bytes();
+  for (size_t i = 0; i < good.size(); i += 7) {
+    std::string bad = good;
+    bad[i] = static_cast<char>(bad[i] ^ 0x40);
+    Put(bad);
+    SnapshotState read;
+    Status s = ReadSnapshot(path_, &read);
+    EXPECT_FALSE(s.ok()) << "flip at " << i;
+  }
+}
+
+TEST_F(SnapshotTest, EveryTruncationIsRefused) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  const std::string good = Bytes();
+  for (size_t n = 0; n < good.size(); n += 13) {
+    Put(good.substr(0, n));
+    SnapshotState read;
+    Status s = ReadSnapshot(path_, &read);
+    EXPECT_TRUE(s.IsCorruption()) << n << ": " << s.ToString();
+  }
+}
+
+TEST_F(SnapshotTest, CorruptionMessageNamesTheFileAndReason) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  std::string bad = Bytes();
+  bad[100] = static_cast<char>(bad[100] ^ 1);
+  Put(bad);
+  SnapshotState read;
+  EXPECT_EQ(ReadSnapshot(path_, &read).message(),
+            "snapshot '" + path_ + "' is corrupt: checksum mismatch");
+}
+
+TEST_F(SnapshotTest, RewriteReplacesAtomically) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  state_.version = 43;
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  SnapshotState read;
+  ASSERT_TRUE(ReadSnapshot(path_, &read).ok());
+  EXPECT_EQ(read.version, 43u);
+}
+
+}  // namespace
+}  // namespace peerbloom::daemon
