@@ -9,8 +9,10 @@
 #define PEERBLOOM_LIB_GOSSIP_ENGINE_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <random>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -23,6 +25,29 @@
 namespace peerbloom {
 
 inline constexpr int64_t kNeverMs = INT64_MIN / 4;
+
+// One delta of an origin as it travelled (summary codec bytes).
+struct CachedDelta {
+  uint64_t base_version = 0;
+  uint64_t version = 0;
+  std::string bytes;
+};
+
+// Recent contiguous deltas of one origin, oldest first, bounded in bytes.
+class DeltaCache {
+ public:
+  void Add(uint64_t base, uint64_t version, std::string_view bytes, size_t cap);
+  void Clear() {
+    deltas_.clear();
+    bytes_ = 0;
+  }
+  // The deltas from `have` up to `current`, or none when the chain does not reach back.
+  std::vector<const CachedDelta*> From(uint64_t have, uint64_t current) const;
+
+ private:
+  std::deque<CachedDelta> deltas_;
+  size_t bytes_ = 0;
+};
 
 // What this node knows of another.
 struct Member {
@@ -44,9 +69,22 @@ struct Member {
   PeerIndex::Slot slot = PeerIndex::kNoSlot;
   int64_t summary_received_ms = 0;
   int64_t full_requested_ms = kNeverMs;  // last resync request, to ask once per window
+  DeltaCache recent;
+  std::string last_from;  // who delivered the current version (network duplicates are not
+                          // evidence of a second path)
+  // A newer version announced by a digest: repaired if no delta brings it in time.
+  uint64_t announced_version = 0;
+  std::string announced_by;
+  int64_t announced_ms = kNeverMs;
   // Links.
   bool chosen = false;                  // picked at random into the neighbour set
   int64_t inbound_until_ms = kNeverMs;  // it chose us: keep the reverse link until then
+  // Relay trees, one per origin (docs/gossip.md): origins whose deltas it asked us not to
+  // push on this link, origins we asked it not to push, and our prunes not yet sent.
+  std::set<std::string, std::less<>> no_push;
+  std::set<std::string, std::less<>> pruned_here;
+  std::vector<std::string> prune_pending;
+  uint64_t rank = 0;  // orders inbound links when only some may carry deltas
 };
 
 struct SeedState {
@@ -61,6 +99,7 @@ struct LinkTarget {
   std::string public_key;
   std::string member_id;
   bool chosen = false;  // frames carry kWireFlagNeighbour
+  bool push = false;    // deltas may go on it (chosen, or one of the capped inbound links)
 };
 
 class GossipEngine::Impl {
@@ -114,9 +153,20 @@ class GossipEngine::Impl {
   void StoreFull(const Summary& summary, Member* m, int64_t now_ms);
   void OnRequests(const WireFrame& frame, Member* sender, int64_t now_ms);
   // Adds (origin, epoch) to *requests unless one was asked for within the retry window.
-  void WantFull(Member* m, std::vector<FullRequest>* requests, int64_t now_ms);
-  void Resync(Member* sender, Member* m, int64_t now_ms);
+  // bits_trusted: our copy is right up to its version, so deltas from it may answer.
+  void WantFull(Member* m, std::vector<FullRequest>* requests, int64_t now_ms,
+                bool bits_trusted = true);
+  void Resync(Member* sender, Member* m, int64_t now_ms, bool bits_trusted);
   void SendRequests(const Member& sender, const std::vector<FullRequest>& requests);
+  void NoteAnnounced(Member* m, const DigestEntry& e, const Member& sender, int64_t now_ms);
+  void NoteDuplicate(Member* sender, const Member& origin);
+  // Whether deltas of `origin` go to the member at this target.
+  bool Pushes(const LinkTarget& t, std::string_view origin) const;
+  void SendPrunes();
+  // Links that stopped carrying deltas leave origins without a path: graft them elsewhere.
+  void GraftLostLinks(const std::vector<LinkTarget>& targets);
+  void Repair(int64_t now_ms);
+  bool ServeDeltas(const Member& to, const FullRequest& q);
   void Relay(const WireFrame& frame, const std::string& from, const std::string& origin,
              int64_t now_ms);
 
@@ -135,7 +185,8 @@ class GossipEngine::Impl {
   DigestBody CompleteDigest(uint8_t flags, int64_t now_ms) const;
 
   // outbox.cc
-  WireHeader Header(bool chosen) const;
+  // The header of a frame to `endpoint`: neighbour, prune and contact flags.
+  WireHeader Header(bool chosen, bool contact) const;
   void Send(const std::string& endpoint, const std::string& public_key, std::string payload,
             WireType type);
   void SendDigest(const std::string& endpoint, const std::string& public_key, bool chosen,
@@ -149,6 +200,7 @@ class GossipEngine::Impl {
   GossipOptions opt_;
   int64_t heartbeat_interval_ms_;
   std::mt19937_64 rng_;
+  SipKey rank_key_;
   bool started_ = false;
   int64_t next_round_ms_ = 0;
   int64_t next_heartbeat_ms_ = 0;
@@ -166,13 +218,15 @@ class GossipEngine::Impl {
   int64_t announced_ms_ = 0;
   bool own_full_pending_ = false;
   std::vector<uint64_t> pending_flips_;  // since the announced version, unsorted
-  std::string own_encoded_;              // cache of EncodeSummary(own_), empty when stale
+  DeltaCache own_recent_;
+  std::string own_encoded_;  // cache of EncodeSummary(own_), empty when stale
 
   std::map<std::string, Member, std::less<>> members_;
   std::vector<SeedState> seeds_;
   PeerIndex index_;
   std::vector<std::string> slot_owner_;  // PeerIndex slot -> member id
 
+  std::set<std::string> push_links_;  // member ids of the delta links at the last round
   std::vector<Outgoing> outgoing_;
   std::unordered_map<std::string, size_t> pending_bytes_;
   std::vector<std::string> dropped_;

@@ -64,6 +64,7 @@ GossipEngine::Impl::Impl(GossipOptions options)
   const uint64_t id_mix =
       SipHash64(1, 3, DeriveIndexKey("gossip rng"), opt_.node_id.data(), opt_.node_id.size());
   rng_.seed(opt_.rng_seed ^ id_mix);
+  rank_key_ = DeriveIndexKey("link rank " + opt_.node_id);
   own_.origin = opt_.node_id;
   own_.key_scheme = opt_.key_scheme;
   SetSeeds(opt_.seeds, 0);

@@ -29,6 +29,7 @@ Member* GossipEngine::Impl::FindOrAdd(std::string_view id, int64_t now_ms) {
   Member& m = members_[std::string(id)];
   m.id = std::string(id);
   m.created_ms = now_ms;
+  m.rank = SipHash64(1, 3, rank_key_, id.data(), id.size());
   return &m;
 }
 
@@ -40,6 +41,9 @@ bool GossipEngine::Impl::Observe(Member* m, uint64_t epoch, uint64_t heartbeat, 
   if (epoch > m->epoch) {
     // A new incarnation: everything known of the old one goes.
     DropSummary(m);
+    m->no_push.clear();
+    m->pruned_here.clear();
+    m->prune_pending.clear();
     m->epoch = epoch;
     m->contact_fresh = true;
   }
@@ -144,18 +148,33 @@ void GossipEngine::Impl::RefreshNeighbours(int64_t now_ms) {
   }
   for (const std::string& id : unchosen) {
     const Member* m = Find(id);
-    if (m != nullptr && !m->chosen && !IsLinked(*m, now_ms)) NoteDropped(m->endpoint);
+    if (m == nullptr || m->chosen || IsLinked(*m, now_ms)) continue;
+    NoteDropped(m->endpoint);
+    WireHeader h = Header(false, false);
+    h.flags |= kWireFlagUnlink;
+    std::string payload;
+    if (EncodeDigestFrame(h, DigestBody(), &payload).ok()) {
+      Send(m->endpoint, m->public_key, std::move(payload), WireType::kDigest);
+    }
   }
 }
 
+// Live linked members. Deltas go on the links this node chose and on at most 2 x fanout of
+// the links others chose (the lowest ranks, a stable pick): a seed that hundreds of nodes
+// link to would otherwise push every delta to all of them.
 std::vector<LinkTarget> GossipEngine::Impl::Targets(int64_t now_ms) const {
   std::vector<LinkTarget> out;
+  std::vector<std::pair<uint64_t, size_t>> inbound;
   for (const auto& [id, m] : members_) {
     if (m.endpoint.empty() || !Alive(m, now_ms)) continue;
     const bool chosen = m.chosen || IsSeed(m);
     if (!chosen && m.inbound_until_ms < now_ms) continue;
-    out.push_back(LinkTarget{m.endpoint, m.public_key, id, chosen});
+    if (!chosen) inbound.emplace_back(m.rank, out.size());
+    out.push_back(LinkTarget{m.endpoint, m.public_key, id, chosen, chosen});
   }
+  const size_t cap = std::min<size_t>(inbound.size(), 2 * opt_.fanout);
+  std::partial_sort(inbound.begin(), inbound.begin() + cap, inbound.end());
+  for (size_t i = 0; i < cap; ++i) out[inbound[i].second].push = true;
   return out;
 }
 

@@ -9,15 +9,18 @@
 
 namespace peerbloom {
 
-WireHeader GossipEngine::Impl::Header(bool chosen) const {
+WireHeader GossipEngine::Impl::Header(bool chosen, bool contact) const {
   WireHeader h;
-  h.flags = chosen ? kWireFlagNeighbour : 0;
+  if (chosen) h.flags |= kWireFlagNeighbour;
   h.cluster_tag = opt_.cluster_tag;
   h.sender_id = opt_.node_id;
-  h.sender_endpoint = opt_.endpoint;
-  h.sender_public_key = opt_.public_key;
   h.sender_epoch = own_.epoch;
   h.sender_heartbeat = heartbeat_;
+  if (contact) {
+    h.flags |= kWireFlagContact;
+    h.sender_endpoint = opt_.endpoint;
+    h.sender_public_key = opt_.public_key;
+  }
   return h;
 }
 
@@ -51,7 +54,7 @@ void GossipEngine::Impl::Send(const std::string& endpoint, const std::string& pu
 void GossipEngine::Impl::SendDigest(const std::string& endpoint, const std::string& public_key,
                                     bool chosen, const DigestBody& body) {
   std::string payload;
-  if (!EncodeDigestFrame(Header(chosen), body, &payload).ok()) return;  // fields are checked
+  if (!EncodeDigestFrame(Header(chosen, true), body, &payload).ok()) return;
   Send(endpoint, public_key, std::move(payload), WireType::kDigest);
 }
 
@@ -59,7 +62,11 @@ void GossipEngine::Impl::SendSummaryBytes(const std::string& endpoint,
                                           const std::string& public_key, bool chosen, WireType type,
                                           std::string_view codec_bytes) {
   std::string payload;
-  if (!EncodeSummaryFrame(Header(chosen), type, codec_bytes, &payload).ok()) return;
+  // Deltas, the bulk of the traffic, leave the contact out: every link starts with a digest.
+  const bool contact = type != WireType::kDelta;
+  if (!EncodeSummaryFrame(Header(chosen, contact), type, codec_bytes, &payload).ok()) {
+    return;
+  }
   Send(endpoint, public_key, std::move(payload), type);
 }
 
@@ -67,8 +74,25 @@ void GossipEngine::Impl::SendRequests(const Member& sender,
                                       const std::vector<FullRequest>& requests) {
   if (requests.empty() || sender.endpoint.empty()) return;
   std::string payload;
-  if (!EncodeRequestFullFrame(Header(false), requests, &payload).ok()) return;
+  if (!EncodeRequestFullFrame(Header(false, true), requests, &payload).ok()) {
+    return;
+  }
   Send(sender.endpoint, sender.public_key, std::move(payload), WireType::kRequestFull);
+}
+
+// Prunes noted while handling frames go out once per round, one frame per link.
+void GossipEngine::Impl::SendPrunes() {
+  for (auto& [id, m] : members_) {
+    if (m.prune_pending.empty()) continue;
+    std::string payload;
+    if (!m.endpoint.empty() &&
+        EncodeOriginsFrame(Header(false, false), WireType::kPrune, m.prune_pending, &payload)
+            .ok()) {
+      ++stats_.prunes;
+      Send(m.endpoint, m.public_key, std::move(payload), WireType::kPrune);
+    }
+    m.prune_pending.clear();
+  }
 }
 
 bool GossipEngine::Impl::EncodeHeld(const std::string& origin, std::string* codec_bytes) {

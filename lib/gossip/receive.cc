@@ -65,6 +65,12 @@ Status GossipEngine::Impl::Dispatch(const WireFrame& frame, int64_t now_ms) {
     case WireType::kRequestFull:
       OnRequests(frame, sender, now_ms);
       break;
+    case WireType::kPrune:
+      for (const std::string& origin : frame.origins) sender->no_push.insert(origin);
+      break;
+    case WireType::kGraft:
+      for (const std::string& origin : frame.origins) sender->no_push.erase(origin);
+      break;
     case WireType::kBroadcast:
       break;
   }
@@ -76,7 +82,8 @@ Member* GossipEngine::Impl::AcceptSender(const WireHeader& h, int64_t now_ms) {
   Member* m = FindOrAdd(h.sender_id, now_ms);
   if (m == nullptr) return nullptr;
   if (h.sender_epoch < m->epoch) return m;
-  if (m->endpoint != h.sender_endpoint || m->public_key != h.sender_public_key) {
+  const bool contact = (h.flags & kWireFlagContact) != 0;
+  if (contact && (m->endpoint != h.sender_endpoint || m->public_key != h.sender_public_key)) {
     m->endpoint = h.sender_endpoint;
     m->public_key = h.sender_public_key;
     m->contact_fresh = true;
@@ -86,6 +93,7 @@ Member* GossipEngine::Impl::AcceptSender(const WireHeader& h, int64_t now_ms) {
   if ((h.flags & kWireFlagNeighbour) != 0) {
     m->inbound_until_ms = now_ms + opt_.failure_timeout_ms;
   }
+  if ((h.flags & kWireFlagUnlink) != 0) m->inbound_until_ms = kNeverMs;
   return m;
 }
 
@@ -132,13 +140,41 @@ void GossipEngine::Impl::OnDigest(const WireFrame& frame, Member* sender, int64_
   for (const DigestEntry& e : body.entries) {
     Member* m = Find(e.origin);
     if (m == nullptr || !e.has_summary || e.epoch != m->epoch) continue;
-    const bool newer = !m->has_summary || e.version > m->version;
-    const bool differs = m->has_summary && e.version == m->version &&
-                         e.filter_digest != index_.digest(m->slot) && e.origin == sender->id;
-    if (differs) ++stats_.resyncs_requested;
-    if (newer || differs) WantFull(m, &requests, now_ms);
+    if (!m->has_summary) {
+      WantFull(m, &requests, now_ms);  // nothing to build on
+    } else if (e.version > m->version) {
+      NoteAnnounced(m, e, *sender, now_ms);  // its delta is probably on the way
+    } else if (e.version == m->version && e.origin == sender->id &&
+               e.filter_digest != index_.digest(m->slot)) {
+      ++stats_.resyncs_requested;
+      WantFull(m, &requests, now_ms, /*bits_trusted=*/false);
+    }
   }
   SendRequests(*sender, requests);
+}
+
+void GossipEngine::Impl::NoteAnnounced(Member* m, const DigestEntry& e, const Member& sender,
+                                       int64_t now_ms) {
+  if (e.version <= m->announced_version && m->announced_ms != kNeverMs) return;
+  if (m->announced_ms == kNeverMs) m->announced_ms = now_ms;
+  m->announced_version = e.version;
+  m->announced_by = sender.id;
+}
+
+// A delta of `origin` we already hold came through `sender`: another path delivered it first,
+// so this link need not carry that origin's deltas (Plumtree's prune, per origin: each origin's
+// deltas spread on their own tree). A copy from the node that delivered the original is a
+// network duplicate, not a second path.
+void GossipEngine::Impl::NoteDuplicate(Member* sender, const Member& origin) {
+  if (origin.last_from == sender->id || sender->pruned_here.count(origin.id) != 0) return;
+  sender->pruned_here.insert(origin.id);
+  sender->prune_pending.push_back(origin.id);
+}
+
+bool GossipEngine::Impl::Pushes(const LinkTarget& t, std::string_view origin) const {
+  if (!t.push) return false;
+  const Member* m = Find(t.member_id);
+  return m == nullptr || m->no_push.count(origin) == 0;
 }
 
 // Sends the sender of a complete digest the full summaries it lacks or holds older. A copy
@@ -185,6 +221,7 @@ void GossipEngine::Impl::OnFull(const Summary& s, Member* sender, int64_t now_ms
     }
   }
   StoreFull(s, m, now_ms);
+  m->last_from = sender->id;
 }
 
 void GossipEngine::Impl::StoreFull(const Summary& s, Member* m, int64_t now_ms) {
@@ -201,35 +238,46 @@ void GossipEngine::Impl::StoreFull(const Summary& s, Member* m, int64_t now_ms) 
   m->key_scheme = s.key_scheme;
   m->summary_received_ms = now_ms;
   m->full_requested_ms = kNeverMs;
+  m->recent.Clear();
+  if (m->version >= m->announced_version) m->announced_ms = kNeverMs;
 }
 
 void GossipEngine::Impl::OnDelta(const WireFrame& frame, const SummaryDelta& d, Member* sender,
                                  int64_t now_ms) {
   ++stats_.deltas_in;
   Member* m = d.origin == opt_.node_id ? nullptr : FindOrAdd(d.origin, now_ms);
-  if (m == nullptr || d.epoch < m->epoch ||
-      (d.epoch == m->epoch && m->has_summary && d.version <= m->version)) {
-    ++stats_.stale_dropped;  // a duplicate through another path, or an old incarnation
+  if (m == nullptr || d.epoch < m->epoch) {
+    ++stats_.stale_dropped;  // about this node, or an old incarnation
+    return;
+  }
+  if (d.epoch == m->epoch && m->has_summary && d.version <= m->version) {
+    ++stats_.stale_dropped;  // a duplicate through another path
+    NoteDuplicate(sender, *m);
     return;
   }
   if (d.epoch > m->epoch) Observe(m, d.epoch, 0, now_ms);
-  if (!m->has_summary || d.base_version != m->version || d.k != index_.k(m->slot) ||
-      d.log2_bits != index_.log2_bits(m->slot)) {
-    Resync(sender, m, now_ms);  // a gap: never guess
+  const bool same_geometry =
+      m->has_summary && d.k == index_.k(m->slot) && d.log2_bits == index_.log2_bits(m->slot);
+  if (!same_geometry || d.base_version != m->version) {
+    // A gap: never guess. The sender may still have the missing deltas.
+    Resync(sender, m, now_ms, /*bits_trusted=*/same_geometry);
     return;
   }
   if (!index_.Flip(m->slot, d.flipped).ok()) {
-    Resync(sender, m, now_ms);
+    Resync(sender, m, now_ms, /*bits_trusted=*/false);
     return;
   }
   if (index_.digest(m->slot) != d.result_digest) {
     (void)index_.Flip(m->slot, d.flipped);  // undo: the same positions, known in range
-    Resync(sender, m, now_ms);
+    Resync(sender, m, now_ms, /*bits_trusted=*/false);
     return;
   }
   m->version = d.version;
   m->estimated_items = d.estimated_items;
   m->summary_received_ms = now_ms;
+  m->last_from = sender->id;
+  m->recent.Add(d.base_version, d.version, frame.summary_bytes, opt_.recent_delta_bytes);
+  if (m->version >= m->announced_version) m->announced_ms = kNeverMs;
   Relay(frame, sender->id, m->id, now_ms);
 }
 
@@ -237,7 +285,7 @@ void GossipEngine::Impl::Relay(const WireFrame& frame, const std::string& from,
                                const std::string& origin, int64_t now_ms) {
   bool relayed = false;
   for (const LinkTarget& t : Targets(now_ms)) {
-    if (t.member_id == from || t.member_id == origin) continue;
+    if (t.member_id == from || t.member_id == origin || !Pushes(t, origin)) continue;
     SendSummaryBytes(t.endpoint, t.public_key, t.chosen, WireType::kDelta, frame.summary_bytes);
     relayed = true;
   }
@@ -248,6 +296,7 @@ void GossipEngine::Impl::OnRequests(const WireFrame& frame, Member* sender, int6
   ++stats_.requests_in;
   std::string bytes;
   for (const FullRequest& q : frame.requests) {
+    sender->no_push.erase(q.origin);  // it missed something: push to it again (graft)
     uint64_t epoch = 0;
     if (q.origin == opt_.node_id) {
       if (!has_own_) continue;
@@ -257,20 +306,42 @@ void GossipEngine::Impl::OnRequests(const WireFrame& frame, Member* sender, int6
       if (m == nullptr || !m->has_summary) continue;
       epoch = m->epoch;
     }
-    if (epoch < q.epoch || !EncodeHeld(q.origin, &bytes)) continue;
+    if (epoch < q.epoch) continue;
+    if (epoch == q.epoch && q.have_version > 0 && ServeDeltas(*sender, q)) continue;
+    if (!EncodeHeld(q.origin, &bytes)) continue;
     SendSummaryBytes(sender->endpoint, sender->public_key, false, WireType::kFullSummary, bytes);
   }
 }
 
-void GossipEngine::Impl::WantFull(Member* m, std::vector<FullRequest>* requests, int64_t now_ms) {
-  if (now_ms - m->full_requested_ms < 2 * opt_.gossip_interval_ms) return;
-  m->full_requested_ms = now_ms;
-  requests->push_back(FullRequest{m->id, m->epoch});
+// Answers a request with the deltas from the requester's version when they are all at hand.
+bool GossipEngine::Impl::ServeDeltas(const Member& to, const FullRequest& q) {
+  std::vector<const CachedDelta*> chain;
+  if (q.origin == opt_.node_id) {
+    chain = own_recent_.From(q.have_version, announced_version_);
+  } else {
+    const Member* m = Find(q.origin);
+    if (m == nullptr) return false;
+    chain = m->recent.From(q.have_version, m->version);
+  }
+  if (chain.empty()) return false;
+  for (const CachedDelta* d : chain) {
+    SendSummaryBytes(to.endpoint, to.public_key, false, WireType::kDelta, d->bytes);
+    ++stats_.deltas_served;
+  }
+  return true;
 }
 
-void GossipEngine::Impl::Resync(Member* sender, Member* m, int64_t now_ms) {
+void GossipEngine::Impl::WantFull(Member* m, std::vector<FullRequest>* requests, int64_t now_ms,
+                                  bool bits_trusted) {
+  if (now_ms - m->full_requested_ms < 2 * opt_.gossip_interval_ms) return;
+  m->full_requested_ms = now_ms;
+  const uint64_t have = m->has_summary && bits_trusted ? m->version : 0;
+  requests->push_back(FullRequest{m->id, m->epoch, have});
+}
+
+void GossipEngine::Impl::Resync(Member* sender, Member* m, int64_t now_ms, bool bits_trusted) {
   std::vector<FullRequest> requests;
-  WantFull(m, &requests, now_ms);
+  WantFull(m, &requests, now_ms, bits_trusted);
   if (requests.empty()) return;
   ++stats_.resyncs_requested;
   SendRequests(*sender, requests);

@@ -64,10 +64,72 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
     m.was_alive = alive;
   }
   RefreshNeighbours(now_ms);
+  GraftLostLinks(Targets(now_ms));
   RetryJoins(now_ms);
+  Repair(now_ms);
   SendOwnUpdates(now_ms);
   SendHeartbeatDigests(now_ms);
+  SendPrunes();
   ForgetDead(now_ms);
+}
+
+// A version announced by a neighbour's digest that no delta brought within an interval was
+// lost on a pruned path: graft the announcer (it pushes to us again) and ask it for what is
+// missing; it answers with its recent deltas, or a full summary.
+void GossipEngine::Impl::Repair(int64_t now_ms) {
+  std::map<std::string, std::vector<FullRequest>> by_announcer;
+  for (auto& [id, m] : members_) {
+    if (m.announced_ms == kNeverMs || now_ms - m.announced_ms < opt_.gossip_interval_ms) continue;
+    m.announced_ms = now_ms;  // retried an interval later if still missing
+    Member* announcer = Find(m.announced_by);
+    if (announcer == nullptr || announcer->endpoint.empty() || !Alive(*announcer, now_ms)) {
+      continue;
+    }
+    if (announcer->pruned_here.erase(id) != 0) ++stats_.grafts;  // the request grafts it
+    WantFull(&m, &by_announcer[announcer->id], now_ms);
+  }
+  for (const auto& [announcer, requests] : by_announcer) {
+    if (!requests.empty()) ++stats_.resyncs_requested;
+    SendRequests(*Find(announcer), requests);
+  }
+}
+
+// Origins whose last delta came over a link that no longer carries deltas (the member died,
+// was shuffled out, or fell out of the inbound cap) may have no path left: the remaining delta
+// links that were pruned for them are grafted back at once rather than after a repair.
+void GossipEngine::Impl::GraftLostLinks(const std::vector<LinkTarget>& targets) {
+  std::set<std::string> now_links;
+  for (const LinkTarget& t : targets) {
+    if (t.push) now_links.insert(t.member_id);
+  }
+  std::vector<std::string> orphans;
+  for (const std::string& lost : push_links_) {
+    if (now_links.count(lost) != 0) continue;
+    if (Member* m = Find(lost)) {
+      m->no_push.clear();
+      m->pruned_here.clear();
+    }
+    for (auto& [id, m] : members_) {
+      if (m.last_from == lost) orphans.push_back(id);
+    }
+  }
+  push_links_ = std::move(now_links);
+  if (orphans.empty()) return;
+  for (const LinkTarget& t : targets) {
+    Member* m = t.push ? Find(t.member_id) : nullptr;
+    if (m == nullptr) continue;
+    std::vector<std::string> graft;
+    for (const std::string& origin : orphans) {
+      if (origin != m->id && m->pruned_here.erase(origin) != 0) graft.push_back(origin);
+    }
+    std::string payload;
+    if (graft.empty() ||
+        !EncodeOriginsFrame(Header(t.chosen, false), WireType::kGraft, graft, &payload).ok()) {
+      continue;
+    }
+    ++stats_.grafts;
+    Send(t.endpoint, t.public_key, std::move(payload), WireType::kGraft);
+  }
 }
 
 // Seeds not heard from (or dead) get a join digest every anti-entropy interval.
@@ -128,7 +190,13 @@ void GossipEngine::Impl::SendOwnUpdates(int64_t now_ms) {
     return;
   }
   for (const LinkTarget& t : Targets(now_ms)) {
+    if (type == WireType::kDelta && !Pushes(t, opt_.node_id)) continue;
     SendSummaryBytes(t.endpoint, t.public_key, t.chosen, type, bytes);
+  }
+  if (type == WireType::kDelta) {
+    own_recent_.Add(announced_version_, own_.version, bytes, opt_.recent_delta_bytes);
+  } else {
+    own_recent_.Clear();
   }
   own_full_pending_ = false;
   pending_flips_.clear();
@@ -149,8 +217,10 @@ void GossipEngine::Impl::SendHeartbeatDigests(int64_t now_ms) {
   }
   self_fresh_ = false;
   if (body.entries.empty()) return;
+  // Only on links this node chose: a seed with hundreds of inbound links does not send each of
+  // them every heartbeat; they hear it through their own choices and anti-entropy.
   for (const LinkTarget& t : Targets(now_ms)) {
-    SendDigest(t.endpoint, t.public_key, t.chosen, body);
+    if (t.chosen) SendDigest(t.endpoint, t.public_key, t.chosen, body);
   }
 }
 

@@ -33,10 +33,11 @@ Status CheckNodeId(std::string_view id, std::string_view field) {
 
 Status ValidateHeader(const WireHeader& h) {
   PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(h.sender_id, "sender id"));
-  if (!IsValidEndpoint(h.sender_endpoint)) {
+  const bool contact = (h.flags & kWireFlagContact) != 0;
+  if (contact ? !IsValidEndpoint(h.sender_endpoint) : !h.sender_endpoint.empty()) {
     return Status::InvalidArgument("invalid sender endpoint '" + h.sender_endpoint + "'");
   }
-  if (!IsValidPublicKey(h.sender_public_key)) {
+  if (contact ? !IsValidPublicKey(h.sender_public_key) : !h.sender_public_key.empty()) {
     return Status::InvalidArgument("invalid sender public key");
   }
   if ((h.flags & ~kWireKnownFlags) != 0) {
@@ -45,8 +46,8 @@ Status ValidateHeader(const WireHeader& h) {
   return Status::Ok();
 }
 
-// magic[4] version min_reader type flags cluster_tag:u64 sender_id:str8 endpoint:str8
-// public_key:str8 sender_epoch:u64 sender_heartbeat:u64
+// magic[4] version min_reader type flags cluster_tag:u64 sender_id:str8 sender_epoch:varint
+// sender_heartbeat:varint [endpoint:str8 public_key:str8 when kWireFlagContact]
 void AppendHeader(const WireHeader& h, WireType type, std::string* out) {
   out->clear();
   out->append(kWireMagic, sizeof(kWireMagic));
@@ -56,10 +57,12 @@ void AppendHeader(const WireHeader& h, WireType type, std::string* out) {
   PutU8(out, h.flags);
   PutU64(out, h.cluster_tag);
   PutStr8(out, h.sender_id);
-  PutStr8(out, h.sender_endpoint);
-  PutStr8(out, h.sender_public_key);
-  PutU64(out, h.sender_epoch);
-  PutU64(out, h.sender_heartbeat);
+  PutVarint(out, h.sender_epoch);
+  PutVarint(out, h.sender_heartbeat);
+  if ((h.flags & kWireFlagContact) != 0) {
+    PutStr8(out, h.sender_endpoint);
+    PutStr8(out, h.sender_public_key);
+  }
 }
 
 Status ValidateEntry(const DigestEntry& e) {
@@ -113,17 +116,20 @@ Status DecodeHeader(Reader* r, WireHeader* h) {
   h->type = static_cast<WireType>(type);
   if (!r->U64(&h->cluster_tag)) return Truncated("cluster tag");
   if (!r->Str8(&h->sender_id)) return Truncated("sender id");
-  if (!r->Str8(&h->sender_endpoint)) return Truncated("sender endpoint");
-  if (!r->Str8(&h->sender_public_key)) return Truncated("sender public key");
-  if (!r->U64(&h->sender_epoch)) return Truncated("sender epoch");
-  if (!r->U64(&h->sender_heartbeat)) return Truncated("sender heartbeat");
+  if (!r->Varint(&h->sender_epoch)) return Truncated("sender epoch");
+  if (!r->Varint(&h->sender_heartbeat)) return Truncated("sender heartbeat");
+  const bool contact = (h->flags & kWireFlagContact) != 0;
+  if (contact && !r->Str8(&h->sender_endpoint)) return Truncated("sender endpoint");
+  if (contact && !r->Str8(&h->sender_public_key)) return Truncated("sender public key");
   // A newer writer may define more flags; this version's writers must not set them.
   if (h->version <= kWireVersion && (h->flags & ~kWireKnownFlags) != 0) {
     return Status::Corruption("unknown header flags '" + std::to_string(h->flags) + "'");
   }
   if (!IsValidNodeId(h->sender_id)) return Status::Corruption("invalid sender id");
-  if (!IsValidEndpoint(h->sender_endpoint)) return Status::Corruption("invalid sender endpoint");
-  if (!IsValidPublicKey(h->sender_public_key)) {
+  if (contact && !IsValidEndpoint(h->sender_endpoint)) {
+    return Status::Corruption("invalid sender endpoint");
+  }
+  if (contact && !IsValidPublicKey(h->sender_public_key)) {
     return Status::Corruption("invalid sender public key");
   }
   return Status::Ok();
@@ -190,6 +196,18 @@ Status DecodeRequests(Reader* r, const WireLimits& limits, std::vector<FullReque
     if (!r->Str8(&q.origin)) return Truncated("request origin");
     if (!IsValidNodeId(q.origin)) return Status::Corruption("invalid request origin");
     if (!r->Varint(&q.epoch)) return Truncated("request epoch");
+    if (!r->Varint(&q.have_version)) return Truncated("request version held");
+  }
+  return Status::Ok();
+}
+
+Status DecodeOrigins(Reader* r, const WireLimits& limits, std::vector<std::string>* out) {
+  size_t n = 0;
+  PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "origin count", &n));
+  out->resize(n);
+  for (std::string& origin : *out) {
+    if (!r->Str8(&origin)) return Truncated("origin");
+    if (!IsValidNodeId(origin)) return Status::Corruption("invalid origin");
   }
   return Status::Ok();
 }
@@ -210,6 +228,9 @@ Status DecodeBody(Reader* r, const WireLimits& limits, WireFrame* out) {
       return DecodeRequests(r, limits, &out->requests);
     case WireType::kBroadcast:
       return Status::NotSupported("broadcast frames are not supported yet");
+    case WireType::kPrune:
+    case WireType::kGraft:
+      return DecodeOrigins(r, limits, &out->origins);
   }
   return Status::NotSupported("unknown message type '" +
                               std::to_string(static_cast<unsigned>(out->header.type)) + "'");
@@ -229,6 +250,10 @@ std::string_view WireTypeName(WireType type) noexcept {
       return "request-full";
     case WireType::kBroadcast:
       return "broadcast";
+    case WireType::kPrune:
+      return "prune";
+    case WireType::kGraft:
+      return "graft";
   }
   return "unknown";
 }
@@ -272,7 +297,22 @@ Status EncodeRequestFullFrame(const WireHeader& header, const std::vector<FullRe
   for (const auto& q : requests) {
     PutStr8(out, q.origin);
     PutVarint(out, q.epoch);
+    PutVarint(out, q.have_version);
   }
+  return Status::Ok();
+}
+
+Status EncodeOriginsFrame(const WireHeader& header, WireType type,
+                          const std::vector<std::string>& origins, std::string* out) {
+  PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
+  if (type != WireType::kPrune && type != WireType::kGraft) {
+    return Status::InvalidArgument("origins frame of type '" + std::string(WireTypeName(type)) +
+                                   "'");
+  }
+  for (const auto& o : origins) PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(o, "origin"));
+  AppendHeader(header, type, out);
+  PutVarint(out, origins.size());
+  for (const auto& o : origins) PutStr8(out, o);
   return Status::Ok();
 }
 

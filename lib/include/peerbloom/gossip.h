@@ -80,6 +80,9 @@ struct GossipOptions {
   size_t max_pending_bytes_per_endpoint = size_t{64} << 20;
   // Default: 1024. Members known at most (this node excluded); more are ignored and counted.
   size_t max_members = 1024;
+  // Default: 256 KiB. Recent deltas kept per origin (encoded) to answer a neighbour that
+  // missed some with those deltas instead of a full summary; the oldest go first.
+  size_t recent_delta_bytes = size_t{256} << 10;
   WireLimits wire_limits;
 };
 
@@ -140,6 +143,9 @@ struct GossipStats {
   uint64_t queue_dropped_bytes = 0;
   uint64_t members_refused = 0;        // new members ignored at max_members
   uint64_t local_publish_refused = 0;  // PublishDelta calls that did not fit the held summary
+  uint64_t prunes = 0;         // links told to stop pushing deltas (a duplicate came through)
+  uint64_t grafts = 0;         // pruned links asked to push again (a version was missed)
+  uint64_t deltas_served = 0;  // recent deltas sent in answer to a request
 };
 
 class GossipEngine {

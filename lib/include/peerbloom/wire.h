@@ -35,13 +35,21 @@ enum class WireType : uint8_t {
   kDelta = 3,        // one origin's delta (summary codec bytes)
   kRequestFull = 4,  // "send me the full summary of these (origin, epoch)"
   kBroadcast = 5,    // reserved: relay broadcast messages (visited-node filter + payload)
+  kPrune = 6,        // "stop pushing deltas of these origins to me on this link"
+  kGraft = 7,        // "push deltas of these origins to me again on this link"
 };
 std::string_view WireTypeName(WireType type) noexcept;
 
 // Header flags. Frozen bits.
-inline constexpr uint8_t kWireFlagNeighbour = 0x01;  // the sender chose the receiver as a
-                                                     // neighbour (keeps the reverse link)
-inline constexpr uint8_t kWireKnownFlags = kWireFlagNeighbour;
+// The sender chose the receiver as a neighbour (the receiver keeps the reverse link).
+inline constexpr uint8_t kWireFlagNeighbour = 0x01;
+// The sender's endpoint and public key follow its node id. Frames without it are smaller
+// (deltas, the bulk of the traffic, omit it); the receiver keeps what it learned before.
+inline constexpr uint8_t kWireFlagContact = 0x02;
+// The sender no longer links to the receiver (it was shuffled out): the receiver drops the
+// reverse link now instead of when its lease runs out.
+inline constexpr uint8_t kWireFlagUnlink = 0x04;
+inline constexpr uint8_t kWireKnownFlags = kWireFlagNeighbour | kWireFlagContact | kWireFlagUnlink;
 
 // Digest body flags. Frozen bits.
 inline constexpr uint8_t kDigestReplyWanted = 0x01;  // answer with your own full digest
@@ -63,10 +71,11 @@ struct WireHeader {
   uint8_t flags = 0;
   uint64_t cluster_tag = 0;
   std::string sender_id;          // IsValidNodeId
-  std::string sender_endpoint;    // 1..255 printable ASCII bytes, no spaces
-  std::string sender_public_key;  // empty or 40 Z85 characters
   uint64_t sender_epoch = 0;      // the sender's current epoch (0 before its first summary)
   uint64_t sender_heartbeat = 0;  // the sender's heartbeat counter: every frame is a beat
+  // Only with kWireFlagContact (empty otherwise):
+  std::string sender_endpoint;    // 1..255 printable ASCII bytes, no spaces
+  std::string sender_public_key;  // empty or 40 Z85 characters
 };
 
 // One member as the sender of a digest knows it.
@@ -93,6 +102,9 @@ struct DigestBody {
 struct FullRequest {
   std::string origin;
   uint64_t epoch = 0;
+  // The version the requester holds in that epoch (0: none). The responder may answer with
+  // the deltas from it to its current version when it still has them, else a full summary.
+  uint64_t have_version = 0;
   bool operator==(const FullRequest&) const = default;
 };
 
@@ -103,13 +115,14 @@ struct WireFrame {
   DigestBody digest;                  // kDigest
   std::string_view summary_bytes;     // kFullSummary, kDelta: summary codec bytes
   std::vector<FullRequest> requests;  // kRequestFull
+  std::vector<std::string> origins;   // kPrune, kGraft
 };
 
 // Caps that bound decoding of untrusted bytes.
 struct WireLimits {
   // Default: 64 MiB + 64 KiB (the summary codec's default cap plus room for the header).
   size_t max_frame_bytes = (size_t{64} << 20) + (size_t{64} << 10);
-  // Default: 4096. Digest entries and full-summary requests per frame.
+  // Default: 4096. Digest entries, full-summary requests and pruned origins per frame.
   size_t max_entries = 4096;
 };
 
@@ -121,6 +134,9 @@ Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_v
                           std::string* out);
 Status EncodeRequestFullFrame(const WireHeader& header, const std::vector<FullRequest>& requests,
                               std::string* out);
+// type: kPrune or kGraft.
+Status EncodeOriginsFrame(const WireHeader& header, WireType type,
+                          const std::vector<std::string>& origins, std::string* out);
 
 // Decodes one frame. Corruption for malformed bytes, NotSupported for an unknown message type
 // or a frame that needs a newer reader, ResourceExhausted for frames or lists over the limits.

@@ -35,6 +35,7 @@ Summary MakeSummary(const std::string& origin, uint64_t epoch, uint64_t version,
 
 WireHeader HeaderFrom(const GossipOptions& o) {
   WireHeader h;
+  h.flags = kWireFlagContact;
   h.cluster_tag = o.cluster_tag;
   h.sender_id = o.node_id;
   h.sender_endpoint = o.endpoint;

@@ -87,6 +87,7 @@ class SimCluster {
     node->spec = std::move(spec);
     nodes_.push_back(std::move(node));
     by_endpoint_[Endpoint(nodes_.back()->spec.id)] = static_cast<int>(nodes_.size() - 1);
+    by_id_[nodes_.back()->spec.id] = static_cast<int>(nodes_.size() - 1);
     Boot(static_cast<int>(nodes_.size() - 1));
     return static_cast<int>(nodes_.size() - 1);
   }
@@ -173,13 +174,21 @@ class SimCluster {
   }
   void RunFor(int64_t ms) { RunUntil(now_ + ms); }
   // Runs until pred() holds (checked after each event) or the deadline; returns pred().
-  bool RunUntilTrue(const std::function<bool()>& pred, int64_t deadline_ms) {
+  // pred() is checked after each event, or only once `check_every_ms` of simulated time
+  // passed since the last check (for costly predicates over large clusters).
+  bool RunUntilTrue(const std::function<bool()>& pred, int64_t deadline_ms,
+                    int64_t check_every_ms = 0) {
     if (pred()) return true;
+    int64_t checked = now_;
     while (true) {
       const int64_t t = NextEventTime();
       if (t > deadline_ms) break;
       now_ = std::max(now_, t);
       Step();
+      // Skip the check only while the next event is also within the step: a check is never
+      // skipped right before time jumps ahead.
+      if (now_ - checked < check_every_ms && NextEventTime() - checked < check_every_ms) continue;
+      checked = now_;
       if (pred()) return true;
     }
     now_ = std::max(now_, deadline_ms);
@@ -194,7 +203,23 @@ class SimCluster {
     const Summary& want = o.builder->current();
     return s.epoch == want.epoch && s.version == want.version && s.filter == want.filter;
   }
+  // Every up node holds every other up node's current summary. Versions are compared first
+  // (cheap); filters bit for bit only when every version matches.
   bool AllHoldAll() const {
+    for (size_t a = 0; a < nodes_.size(); ++a) {
+      if (!nodes_[a]->up) continue;
+      size_t matching = 0;
+      for (const PeerInfo& p : nodes_[a]->engine->Peers(now_)) {
+        auto it = by_id_.find(p.node_id);
+        if (it == by_id_.end() || !nodes_[it->second]->up) continue;
+        const Summary& want = nodes_[it->second]->builder->current();
+        if (p.epoch != want.epoch || p.version != want.version) return false;
+        ++matching;
+      }
+      size_t up = 0;
+      for (const auto& n : nodes_) up += n->up ? 1 : 0;
+      if (matching + 1 != up) return false;
+    }
     for (size_t a = 0; a < nodes_.size(); ++a) {
       for (size_t o = 0; o < nodes_.size(); ++o) {
         if (a == o || !nodes_[a]->up || !nodes_[o]->up) continue;
@@ -312,6 +337,7 @@ class SimCluster {
   uint64_t seq_ = 0;
   std::vector<std::unique_ptr<SimNode>> nodes_;
   std::map<std::string, int> by_endpoint_;
+  std::map<std::string, int> by_id_;
   std::priority_queue<Frame, std::vector<Frame>, std::greater<Frame>> inflight_;
   std::function<bool(const Frame&)> filter_;
 };

@@ -12,7 +12,7 @@ const std::string kKey(40, 'A');  // 40 Z85 characters
 
 WireHeader SampleHeader() {
   WireHeader h;
-  h.flags = kWireFlagNeighbour;
+  h.flags = kWireFlagNeighbour | kWireFlagContact;
   h.cluster_tag = 0x0123456789abcdefULL;
   h.sender_id = "node-a";
   h.sender_endpoint = "tcp://127.0.0.1:7401";
@@ -45,11 +45,14 @@ DigestBody SampleDigest() {
 }
 
 std::vector<std::string> SampleFrames() {
-  std::vector<std::string> frames(3);
+  std::vector<std::string> frames(4);
   EXPECT_TRUE(EncodeDigestFrame(SampleHeader(), SampleDigest(), &frames[0]).ok());
   EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "codec-bytes", &frames[1]).ok());
   EXPECT_TRUE(
-      EncodeRequestFullFrame(SampleHeader(), {{"node-b", 9}, {"node-c", 0}}, &frames[2]).ok());
+      EncodeRequestFullFrame(SampleHeader(), {{"node-b", 9, 4}, {"node-c", 0, 0}}, &frames[2])
+          .ok());
+  EXPECT_TRUE(
+      EncodeOriginsFrame(SampleHeader(), WireType::kPrune, {"node-b", "node-c"}, &frames[3]).ok());
   return frames;
 }
 
@@ -67,6 +70,10 @@ std::string Reencode(const WireFrame& f) {
       break;
     case WireType::kRequestFull:
       s = EncodeRequestFullFrame(f.header, f.requests, &out);
+      break;
+    case WireType::kPrune:
+    case WireType::kGraft:
+      s = EncodeOriginsFrame(f.header, f.header.type, f.origins, &out);
       break;
     default:
       break;
@@ -88,7 +95,7 @@ TEST(WireFrame, DigestRoundTrip) {
   EXPECT_EQ(f.header.cluster_tag, 0x0123456789abcdefULL);
   EXPECT_EQ(f.header.sender_epoch, 1700000000123ULL);
   EXPECT_EQ(f.header.sender_heartbeat, 42u);
-  EXPECT_EQ(f.header.flags, kWireFlagNeighbour);
+  EXPECT_EQ(f.header.flags, kWireFlagNeighbour | kWireFlagContact);
   EXPECT_EQ(f.digest, SampleDigest());
 }
 
@@ -100,32 +107,56 @@ TEST(WireFrame, SummaryAndRequestRoundTrip) {
   EXPECT_EQ(f.summary_bytes, "codec-bytes");
   ASSERT_TRUE(DecodeFrame(frames[2], WireLimits(), &f).ok());
   EXPECT_EQ(f.header.type, WireType::kRequestFull);
-  EXPECT_EQ(f.requests, (std::vector<FullRequest>{{"node-b", 9}, {"node-c", 0}}));
+  EXPECT_EQ(f.requests, (std::vector<FullRequest>{{"node-b", 9, 4}, {"node-c", 0, 0}}));
+  ASSERT_TRUE(DecodeFrame(frames[3], WireLimits(), &f).ok());
+  EXPECT_EQ(f.header.type, WireType::kPrune);
+  EXPECT_EQ(f.origins, (std::vector<std::string>{"node-b", "node-c"}));
 }
 
 TEST(WireFrame, GoldenRequestFrame) {
   WireHeader h;
+  h.flags = kWireFlagContact;
   h.cluster_tag = 0x1122334455667788ULL;
   h.sender_id = "a";
   h.sender_endpoint = "tcp://x:1";
   h.sender_epoch = 2;
-  h.sender_heartbeat = 3;
+  h.sender_heartbeat = 300;
   std::string bytes;
-  ASSERT_TRUE(EncodeRequestFullFrame(h, {{"b", 300}}, &bytes).ok());
-  const std::string expected = std::string("PBGW\x01\x01\x04\x00", 8) +
+  ASSERT_TRUE(EncodeRequestFullFrame(h, {{"b", 300, 5}}, &bytes).ok());
+  // magic, version 1, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
+  // heartbeat 300 (varint ac 02), "tcp://x:1", empty key, 1 request: "b", epoch 300, have 5.
+  const std::string expected = std::string("PBGW\x01\x01\x04\x02", 8) +
                                "\x88\x77\x66\x55\x44\x33\x22\x11" +
                                std::string(
                                    "\x01"
-                                   "a"
+                                   "a",
+                                   2) +
+                               std::string("\x02\xac\x02", 3) +
+                               std::string(
                                    "\x09"
                                    "tcp://x:1"
                                    "\x00",
-                                   13) +
-                               std::string("\x02\0\0\0\0\0\0\0\x03\0\0\0\0\0\0\0", 16) +
+                                   11) +
                                std::string(
                                    "\x01\x01"
-                                   "b\xac\x02");
+                                   "b"
+                                   "\xac\x02\x05",
+                                   6);
   EXPECT_EQ(bytes, expected);
+}
+
+TEST(WireFrame, ContactIsOptional) {
+  WireHeader h = SampleHeader();
+  h.flags = 0;
+  std::string bytes;
+  EXPECT_TRUE(EncodeDigestFrame(h, DigestBody(), &bytes).IsInvalidArgument());  // stray contact
+  h.sender_endpoint.clear();
+  h.sender_public_key.clear();
+  ASSERT_TRUE(EncodeDigestFrame(h, DigestBody(), &bytes).ok());
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_TRUE(f.header.sender_endpoint.empty());
+  EXPECT_EQ(f.header.sender_id, "node-a");
 }
 
 TEST(WireFrame, EveryTruncatedPrefixIsRefused) {
@@ -156,6 +187,8 @@ TEST(WireFrame, CorruptionsAreRefusedOrCanonical) {
       // version may carry fields this reader skips: its known prefix must match).
       if (f.header.version > kWireVersion) {
         bad[4] = static_cast<char>(kWireVersion);
+        bad[7] = static_cast<char>(f.header.flags & kWireKnownFlags);
+        f.header.flags &= kWireKnownFlags;
         const std::string again = Reencode(f);
         EXPECT_EQ(again, bad.substr(0, again.size()));
       } else {
