@@ -1,0 +1,156 @@
+// The daemon in-process, driven by a fake clock: feeds, control requests, snapshots.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <zmq.hpp>
+
+#include "daemon/clock.h"
+#include "daemon/daemon.h"
+
+namespace peerbloom::daemon {
+namespace {
+
+using nlohmann::json;
+
+class DaemonLoop : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/pbloop.XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    const std::string text = "node_id = \"solo\"\nlisten = \"tcp://127.0.0.1:0\"\n"
+                             "data_dir = \"" + dir_ + "/data\"\ncurve = false\n"
+                             "key_scheme = \"raw\"\ncapacity = 10000\n"
+                             "[[feeds]]\npath = \"" + dir_ + "/feed\"\n";
+    ASSERT_TRUE(ParseConfig(text, "loop.toml", &config_).ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Sends one request, turns the loop until the reply comes.
+  json Ask(Daemon* d, const json& request, const std::string& body, std::string* reply_body) {
+    zmq::socket_t s(context_, zmq::socket_type::req);
+    s.set(zmq::sockopt::linger, 0);
+    s.connect(config_.control);
+    s.send(zmq::buffer(request.dump()), body.empty() ? zmq::send_flags::none
+                                                     : zmq::send_flags::sndmore);
+    if (!body.empty()) s.send(zmq::buffer(body));
+    zmq::message_t head;
+    for (int i = 0; i < 200; ++i) {
+      d->RunOnce(5);
+      if (s.recv(head, zmq::recv_flags::dontwait)) break;
+    }
+    reply_body->clear();
+    while (s.get(zmq::sockopt::rcvmore)) {
+      zmq::message_t part;
+      (void)s.recv(part);
+      reply_body->assign(part.data<char>(), part.size());
+    }
+    return head.size() ? json::parse(head.to_string_view()) : json();
+  }
+
+  void Turn(Daemon* d, int times) {
+    for (int i = 0; i < times; ++i) {
+      clock_.Advance(50);
+      d->RunOnce(0);
+    }
+  }
+
+  std::string dir_;
+  Config config_;
+  FakeClock clock_;
+  zmq::context_t context_{1};
+};
+
+TEST_F(DaemonLoop, FeedLinesReachTheFilterAndWhoHas) {
+  std::ofstream(dir_ + "/feed") << "+url http://a/1\nhttp://a/2\n+ rawkey\n- \n# comment\n";
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  Turn(&d, 5);
+  std::string body;
+  json reply = Ask(&d, {{"op", "who-has"}}, "http://a/1\nhttp://a/2\nhttp://a/3\n", &body);
+  ASSERT_EQ(reply["ok"], true) << reply.dump();
+  EXPECT_EQ(reply["count"], 3);
+  EXPECT_EQ(reply["claimed"], 2);
+  EXPECT_EQ(body, "0\n0\n\n");
+  EXPECT_EQ(reply["nodes"][0]["node_id"], "solo");
+  EXPECT_EQ(reply["nodes"][0]["local"], true);
+  reply = Ask(&d, {{"op", "who-has"}, {"input", "key"}}, "rawkey\n", &body);
+  EXPECT_EQ(body, "0\n");
+  reply = Ask(&d, {{"op", "stats"}}, "", &body);
+  EXPECT_EQ(reply["stats"]["filter"]["items"], 3);
+  EXPECT_EQ(reply["stats"]["feeds"][0]["adds"], 3);
+  EXPECT_EQ(reply["stats"]["feeds"][0]["malformed"], 1);
+}
+
+TEST_F(DaemonLoop, SnapshotRestoresContentAndFeedPosition) {
+  std::ofstream(dir_ + "/feed") << "+url http://a/1\n+url http://a/2\n";
+  {
+    Daemon d(config_, &clock_);
+    ASSERT_TRUE(d.Start().ok());
+    Turn(&d, 5);
+    std::string body;
+    Ask(&d, {{"op", "add"}}, "http://a/control\n", &body);
+    ASSERT_TRUE(d.WriteSnapshotNow().ok());
+  }
+  std::ofstream(dir_ + "/feed", std::ios::app) << "-url http://a/1\n";
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  Turn(&d, 5);
+  std::string body;
+  json reply = Ask(&d, {{"op", "who-has"}}, "http://a/1\nhttp://a/2\nhttp://a/control\n", &body);
+  EXPECT_EQ(body, "\n0\n0\n") << "a/1 removed by the new line, the rest restored";
+  reply = Ask(&d, {{"op", "stats"}}, "", &body);
+  EXPECT_EQ(reply["stats"]["snapshot"]["restored"], true);
+  EXPECT_EQ(reply["stats"]["filter"]["items"], 2);
+  EXPECT_EQ(reply["stats"]["feeds"][0]["lines"], 1) << "resumed after the lines already applied";
+}
+
+TEST_F(DaemonLoop, CorruptSnapshotRefusesToStart) {
+  {
+    Daemon d(config_, &clock_);
+    ASSERT_TRUE(d.Start().ok());
+    ASSERT_TRUE(d.WriteSnapshotNow().ok());
+  }
+  const std::string path = dir_ + "/data/state.snapshot";
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(40);
+  f.put('\x7f');
+  f.close();
+  Daemon d(config_, &clock_);
+  Status s = d.Start();
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_EQ(s.message(), "snapshot '" + path + "' is corrupt: checksum mismatch (move '" + path +
+                             "' aside to start empty)");
+}
+
+TEST_F(DaemonLoop, ChangedGeometryRefusesTheSnapshot) {
+  {
+    Daemon d(config_, &clock_);
+    ASSERT_TRUE(d.Start().ok());
+    ASSERT_TRUE(d.WriteSnapshotNow().ok());
+  }
+  config_.capacity = 1000000;
+  Daemon d(config_, &clock_);
+  Status s = d.Start();
+  EXPECT_EQ(s.message().rfind("snapshot '" + dir_ + "/data/state.snapshot' was written with "
+                              "another filter geometry",
+                              0),
+            0u)
+      << s.ToString();
+}
+
+TEST_F(DaemonLoop, SecondDaemonOnTheSameDataDirIsRefused) {
+  Daemon first(config_, &clock_);
+  ASSERT_TRUE(first.Start().ok());
+  Daemon second(config_, &clock_);
+  Status s = second.Start();
+  EXPECT_TRUE(s.IsIOError());
+  EXPECT_EQ(s.message().rfind("data_dir '" + dir_ + "/data' is in use by another peerbloomd", 0),
+            0u)
+      << s.message();
+}
+
+}  // namespace
+}  // namespace peerbloom::daemon
