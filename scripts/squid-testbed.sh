@@ -18,6 +18,9 @@
 #                         `origin` of another one); default: start one per instance
 #   SQUID_PORT            HTTP port (default 3128)
 #   DIGEST_PERIOD         digest rebuild/rewrite period in seconds (default 10)
+#   CACHE_MB              size of the cache_dir in MB (default 64; Squid's minimum is 1)
+#   FILL_QUERY            appended to every `fill` URL; the origin pads a body to
+#                         ?bytes=N bytes (e.g. FILL_QUERY='?bytes=1000000' to force evictions)
 #
 # Each Squid needs its own address (Squid drops ICP from its own IP and binds ICP/HTCP on
 # udp_incoming_address) and its own service name (-n) so that instances do not share
@@ -27,6 +30,7 @@ set -euo pipefail
 readonly ROOT="${PEERBLOOM_SQUID_ROOT:-/tmp/peerbloom-squid}"
 readonly PORT="${SQUID_PORT:-3128}"
 readonly DIGEST_PERIOD="${DIGEST_PERIOD:-10}"
+readonly CACHE_MB="${CACHE_MB:-64}"
 readonly SQUID=/usr/sbin/squid
 
 die() { echo "squid-testbed: error: $*" >&2; exit 1; }
@@ -69,12 +73,15 @@ install_squid() {
 # except /ping and /ready (the test bed's own probes), which must not be stored.
 write_origin() {
   cat >"$1/origin.py" <<'EOF'
-import http.server, sys
+import http.server, sys, urllib.parse
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     def _answer(self, with_body):
         body = ("<html><body>%s</body></html>\n" % self.path).encode()
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+        size = min(int(query.get("bytes", ["0"])[0]), 64 << 20)
+        body += b"." * max(0, size - len(body))
         self.send_response(200)
         self.send_header("Content-Type", "text/html")
         self.send_header("Content-Length", str(len(body)))
@@ -124,7 +131,7 @@ pid_filename $dir/squid.pid
 cache_effective_user proxy
 cache_mem 8 MB
 maximum_object_size_in_memory 512 KB
-cache_dir ufs $dir/cache 64 4 16
+cache_dir ufs $dir/cache $CACHE_MB 4 16
 coredump_dir $dir
 cache_log $dir/logs/cache.log
 access_log stdio:$dir/logs/access.log squid
@@ -184,7 +191,8 @@ cmd_fill() {
   origin="$(cat "$dir/origin.url")"
   {
     for ((i = 1; i <= n; i++)); do
-      printf 'url = "%s/%s%d.html"\noutput = "/dev/null"\n' "$origin" "$prefix" "$i"
+      printf 'url = "%s/%s%d.html%s"\noutput = "/dev/null"\n' "$origin" "$prefix" "$i" \
+        "${FILL_QUERY:-}"
     done
   } >"$dir/fill.curl"
   curl -sf --no-progress-meter -Z --parallel-max 8 -x "http://$addr:$PORT" -K "$dir/fill.curl" ||

@@ -2,7 +2,9 @@
 // replayed through StoreLogState, must hold exactly the fetched keys minus the purged one,
 // and its Cache Digest, fetched over HTTP and decoded, must report every one of them.
 // Skipped where Squid is not installed or the test cannot start it (not root).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -35,13 +37,30 @@ class SquidTestbed : public ::testing::Test {
     root_ = tmpl;
     // Squid runs as 'proxy' and must reach its working directory under this one.
     std::filesystem::permissions(root_, std::filesystem::perms(0755));
-    // Its own loopback address, unlikely to be another run's.
-    addr_ = "127.0.0." + std::to_string(200 + ::getpid() % 50);
+    ASSERT_TRUE(ClaimAddress()) << "no free test-bed address in 127.0.0.200-249";
     started_ = true;  // stop even after a failed start: it is idempotent
     ASSERT_EQ(Run("start " + addr_), 0) << "squid did not start";
     origin_ = Capture("origin " + addr_);
     ASSERT_FALSE(origin_.empty());
   }
+  // Each Squid needs its own address. Tests run in parallel processes, so an address is
+  // claimed with a lock file held (flock) until the process exits.
+  bool ClaimAddress() {
+    for (int i = 0; i < 50; ++i) {
+      const std::string addr = "127.0.0." + std::to_string(200 + (::getpid() + i) % 50);
+      const int fd = ::open(("/tmp/peerbloom-testbed-" + addr + ".lock").c_str(),
+                            O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+      if (fd < 0) continue;
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+        lock_fd_ = fd;
+        addr_ = addr;
+        return true;
+      }
+      ::close(fd);
+    }
+    return false;
+  }
+
   void TearDown() override {
     if (started_) {
       EXPECT_EQ(Run("stop " + addr_), 0);
@@ -51,11 +70,13 @@ class SquidTestbed : public ::testing::Test {
     } else if (!root_.empty()) {
       std::filesystem::remove_all(root_);
     }
+    if (lock_fd_ >= 0) ::close(lock_fd_);
   }
 
   std::string Command(const std::string& args) const {
     return "PEERBLOOM_SQUID_ROOT='" + root_ +
-           "' DIGEST_PERIOD=3 '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
+           "' DIGEST_PERIOD=3 CACHE_MB=" + std::to_string(cache_mb_) + " FILL_QUERY='" +
+           fill_query_ + "' '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
   }
   int Run(const std::string& args) const { return std::system(Command(args).c_str()); }
   std::string Capture(const std::string& args) const {
@@ -72,13 +93,14 @@ class SquidTestbed : public ::testing::Test {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
-  std::set<SquidKey> LiveKeysInStoreLog() const {
+  std::set<SquidKey> LiveKeysInStoreLog(StoreLogCounters* counters = nullptr) const {
     StoreLogState state;
     std::istringstream log(ReadFile(root_ + "/" + addr_ + "/logs/store.log"));
     SquidKey key;
     for (std::string line; std::getline(log, line);) {
       EXPECT_NE(state.ApplyLine(line, &key), StoreLogDecision::kMalformed) << line;
     }
+    if (counters != nullptr) *counters = state.counters();
     std::set<SquidKey> keys;
     state.live().ForEach([&](const SquidKey& k) { keys.insert(k); });
     return keys;
@@ -93,6 +115,19 @@ class SquidTestbed : public ::testing::Test {
     return s.ok();
   }
 
+  // Files in the ufs cache_dir: one per object on disk (swap.state aside).
+  size_t FilesOnDisk() const {
+    size_t n = 0;
+    for (const auto& e :
+         std::filesystem::recursive_directory_iterator(root_ + "/" + addr_ + "/cache")) {
+      n += e.is_regular_file() && e.path().filename().string().rfind("swap.state", 0) != 0;
+    }
+    return n;
+  }
+
+  int lock_fd_ = -1;
+  int cache_mb_ = 64;
+  std::string fill_query_;
   std::string root_, addr_, origin_;
   bool started_ = false;
 };
@@ -133,6 +168,37 @@ TEST_F(SquidTestbed, StoreLogAndDigestDescribeTheCache) {
   std::printf("digest: capacity %u, count %u, mask %u bytes, fill %.3f, est. fpr %.4f\n",
               digest.header().capacity, digest.header().count, digest.header().mask_size,
               digest.fill(), digest.EstimatedFalsePositiveRate());
+}
+
+class SquidTestbedSmallCache : public SquidTestbed {
+ protected:
+  void SetUp() override {
+    cache_mb_ = 10;
+    fill_query_ = "?bytes=500000";
+    SquidTestbed::SetUp();
+  }
+};
+
+// 60 objects of 500 kB through a 10 MB cache_dir: Squid evicts (RELEASE of public keys) and
+// refuses some writes (SO_FAIL). The live set must end equal to the files on disk.
+TEST_F(SquidTestbedSmallCache, EvictionsAreReleasesOfLiveKeys) {
+  ASSERT_EQ(Run("fill " + addr_ + " 60"), 0);
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  StoreLogCounters c;
+  size_t live = 0, files = 0;
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    files = FilesOnDisk();
+    live = LiveKeysInStoreLog(&c).size();
+    // Squid's store maintenance evicts down to cache_swap_low about once a second.
+  } while ((live != files || c.adds + c.swapout_failures < 60 || c.removes == 0) &&
+           Clock::now() < deadline);
+  EXPECT_EQ(live, files);
+  EXPECT_GT(c.removes, 0u) << "no eviction happened: the test proves nothing";
+  EXPECT_LT(files, 60u);
+  std::printf("swapouts %llu, evictions %llu, swapout failures %llu, on disk %zu\n",
+              static_cast<unsigned long long>(c.adds), static_cast<unsigned long long>(c.removes),
+              static_cast<unsigned long long>(c.swapout_failures), files);
 }
 
 }  // namespace
