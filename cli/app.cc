@@ -54,6 +54,7 @@ const std::vector<Command>& Commands() {
       {"dedup", "print only the first occurrence of each line of a stream", SetUpDedup},
       {"inspect", "decode and describe a summary file", SetUpInspect},
       {"keygen", "generate a CURVE key pair for a node", SetUpKeygen},
+      {"bench", "time who-has through the local daemon's control endpoint", SetUpBench},
   };
   return kCommands;
 }

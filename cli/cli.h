@@ -61,6 +61,7 @@ Runner SetUpQuery(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpDedup(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpInspect(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpKeygen(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpBench(CLI::App* sub, const GlobalOptions* global);
 
 }  // namespace peerbloom::cli
 
