@@ -106,6 +106,26 @@ Status CheckLeftFields(const std::string_view* left, StoreLogEntry* out) {
   return Status::Ok();
 }
 
+// The fallback for a URL with spaces in it (squid.conf `uri_whitespace allow`): the first
+// sizes-shaped field after the content type, followed by the method and the URL (the rest).
+// The key, on the left, is unaffected either way.
+bool SplitAtSizes(std::string_view s, StoreLogEntry* entry) {
+  std::array<std::string_view, 2> f;
+  std::string_view rest = s;
+  size_t seen = 0;
+  while (TakeLeft(&rest, f.data(), 1) == 1) {
+    ++seen;
+    if (seen < 2 || !IsSizes(f[0])) continue;
+    std::string_view after = rest;
+    if (TakeLeft(&after, &f[1], 1) != 1 || Trim(after).empty()) return false;
+    entry->content_type = Trim(s.substr(0, static_cast<size_t>(f[0].data() - s.data())));
+    entry->method = f[1];
+    entry->url = Trim(after);
+    return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 bool IsSquidInternalUrl(std::string_view url) noexcept {
@@ -130,6 +150,7 @@ Status ParseStoreLogLine(std::string_view line, StoreLogEntry* out) {
   std::array<std::string_view, kRightFields> right;
   std::string_view rest = line;
   const size_t n_left = TakeLeft(&rest, left.data(), kLeftFields);
+  const std::string_view after_left = rest;
   const size_t n_right = TakeRight(&rest, right.data(), kRightFields);
   const std::string_view content_type = Trim(rest);
   if (n_left + n_right == 0) return Status::InvalidArgument("empty line");
@@ -141,14 +162,14 @@ Status ParseStoreLogLine(std::string_view line, StoreLogEntry* out) {
   }
   StoreLogEntry entry;
   PEERBLOOM_RETURN_IF_ERROR(CheckLeftFields(left.data(), &entry));
-  if (!IsSizes(right[0])) {
+  entry.content_type = content_type;
+  entry.method = right[1];
+  entry.url = right[2];
+  if (!IsSizes(right[0]) && !SplitAtSizes(after_left, &entry)) {
     return Status::InvalidArgument("sizes field " + Quote(right[0]) + " is not 'expected/real'");
   }
   entry.action_name = left[1];
   entry.action = ActionFromName(left[1]);
-  entry.content_type = content_type;
-  entry.method = right[1];
-  entry.url = right[2];
   entry.squid_internal = IsSquidInternalUrl(entry.url);
   *out = entry;
   return Status::Ok();

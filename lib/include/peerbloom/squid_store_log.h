@@ -1,4 +1,4 @@
-// Squid store.log lines (`cache_store_log`), as written by Squid 3.x to 7.x (src/store_log.cc):
+// Squid store.log lines (`cache_store_log`), as written by Squid 5 and 6 (src/store_log.cc):
 //
 //   time action dir_no file_no KEY status date lastmod expires content-type sizes method URL
 //   1795327317.643 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F  200 1795327317 ...

@@ -67,6 +67,26 @@ TEST(StoreLogLine, ContentTypeWithSpacesIsCountedFromBothEnds) {
   EXPECT_EQ(e.url, "http://127.0.0.1:8080/a.html");
 }
 
+// With `uri_whitespace allow` a URL may hold spaces: the sizes field is then found from the
+// left, and the URL is the rest of the line.
+TEST(StoreLogLine, UrlWithSpacesFallsBackToTheSizesField) {
+  StoreLogEntry e;
+  ASSERT_TRUE(ParseStoreLogLine("1795327317.643 SWAPOUT 00 00000000 "
+                                "1DCD286542CB5C0FEE897C41AB94173F  200 1 1 1 text/html; "
+                                "charset=utf-8 10/10 GET http://h/a b c",
+                                &e)
+                  .ok());
+  EXPECT_EQ(SquidKeyHex(e.key), "1DCD286542CB5C0FEE897C41AB94173F");
+  EXPECT_EQ(e.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(e.method, "GET");
+  EXPECT_EQ(e.url, "http://h/a b c");
+  // Without a sizes field anywhere the line stays malformed.
+  EXPECT_FALSE(ParseStoreLogLine("1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F 200 1 1 "
+                                 "1 t x GET http://h/a b",
+                                 &e)
+                   .ok());
+}
+
 TEST(StoreLogLine, SquidInternalUrlsAreFlagged) {
   EXPECT_TRUE(IsSquidInternalUrl("http://127.0.0.1:3128/squid-internal-periodic/store_digest"));
   EXPECT_TRUE(IsSquidInternalUrl("http://h:3129/squid-internal-mgr/digest_stats"));
