@@ -7,7 +7,9 @@
 // Fields are separated by runs of spaces (Squid pads some numbers). The content type may
 // contain spaces ("text/html; charset=utf-8"), so the parser takes the first nine fields from
 // the left and the last three (sizes, method, URL) from the right; whatever lies between is
-// the content type. Squid escapes spaces in the logged URL, so the URL is one field.
+// the content type. Under Squid's default `uri_whitespace strip` the URL is one field; if the
+// sizes field does not parse (a URL with spaces), the first sizes-shaped field after the
+// content type is used and the URL is the rest of the line.
 //
 // KEY is the 16-byte MD5 store key in hex. It is the object's identity: the URL column is not
 // (query strings may be stripped to "...?", some lines print "?"). URLs whose path starts with
