@@ -296,6 +296,8 @@ void Daemon::FlushOutgoing(int64_t now) {
 void Daemon::MaybeSnapshot(int64_t now) {
   if (config_.snapshot_interval_ms <= 0 || now < next_snapshot_ms_) return;
   next_snapshot_ms_ = now + config_.snapshot_interval_ms;
+  const uint64_t changes = store_->stats().adds + store_->stats().removes;
+  if (changes == changes_at_snapshot_ && snapshot_stats_.written > 0) return;
   Status s = WriteSnapshotNow();
   if (!s.ok()) spdlog::error("snapshot: {}", s.ToString());
 }
@@ -327,6 +329,7 @@ Status Daemon::WriteSnapshotNow() {
     return s;
   }
   ++snapshot_stats_.written;
+  changes_at_snapshot_ = snap.adds + snap.removes;
   snapshot_stats_.last_duration_ms = clock_->NowMs() - started;
   snapshot_stats_.last_unix_ms = snap.written_unix_ms;
   return Status::Ok();

@@ -110,6 +110,7 @@ class Daemon {
   int64_t next_feed_poll_ms_ = 0;
   bool feeds_behind_ = false;
   uint64_t reloads_ = 0;
+  uint64_t changes_at_snapshot_ = 0;  // adds + removes when the last snapshot was written
   PublishStats publish_stats_;
   SnapshotStats snapshot_stats_;
   std::string key_scratch_;
