@@ -3,7 +3,7 @@
 //    add/remove (SipHash index hash, 2^23 4-bit counters, k = 7) on a synthetic 1e6-line
 //    log shaped like a busy cache (60 % new SWAPOUTs, 25 % RELEASEs of live keys, 10 %
 //    RELEASEs of private keys, 5 % repeated SWAPOUTs);
-//  - live-set memory per key at the end of the log;
+//  - live-set memory per key at the end of the log, and its snapshot encode/decode time;
 //  - Cache Digest MayContain ns for present and absent keys at 1e5 and 1e7 capacity
 //    (61 KiB and 6 MiB masks: cache-resident vs DRAM-bound).
 // It fails (exit 1) if the bookkeeping ever disagrees with the log or the digest misses a key.
@@ -103,6 +103,31 @@ void ForEachLine(const std::string& log, Fn&& fn) {
   }
 }
 
+// Encoding and decoding the live set, as a daemon snapshot does.
+bool BenchSnapshot(const std::string& log) {
+  StoreLogState state;
+  ForEachLine(log, [&](std::string_view line) {
+    SquidKey key;
+    (void)state.ApplyLine(line, &key);
+  });
+  std::string bytes;
+  const double encode_s = MedianSeconds([&] {
+    bytes.clear();
+    state.EncodeTo(&bytes);
+  });
+  bool ok = true;
+  const double decode_s = MedianSeconds([&] {
+    StoreLogState back;
+    ok &= back.DecodeFrom(bytes, state.live().size()).ok() &&
+          back.live().size() == state.live().size();
+  });
+  std::printf("  live-set snapshot: %.1f MiB, encode %.1f ms, decode %.1f ms (%.0f ns/key)\n",
+              bytes.size() / 1048576.0, encode_s * 1e3, decode_s * 1e3,
+              decode_s / state.live().size() * 1e9);
+  if (!ok) std::printf("FAIL: the snapshot did not decode to the same set\n");
+  return ok;
+}
+
 bool BenchStoreLog() {
   constexpr size_t kLines = 1000000;
   size_t expected_live = 0;
@@ -149,7 +174,7 @@ bool BenchStoreLog() {
   std::printf("  live set: %zu keys in %.1f MiB = %.1f bytes/key\n", expected_live,
               memory / 1048576.0, static_cast<double>(memory) / expected_live);
   if (!ok) std::printf("FAIL: bookkeeping disagrees with the log\n");
-  return ok;
+  return ok && BenchSnapshot(log);
 }
 
 // A digest as Squid builds it: capacity entries, 5 bits per entry, four positions per key.

@@ -139,6 +139,29 @@ TEST_F(FileFollowerTest, RenameRotationFinishesOldFileThenReadsNewOne) {
   EXPECT_EQ(f.position().inode, Inode(path_));
 }
 
+// A rotated-away file that ends without '\n' (a writer cut short): its torn last line is
+// dropped and counted, never glued to the new file's first line.
+TEST_F(FileFollowerTest, TornLastLineOfARotatedFileIsDropped) {
+  Append("a\ntor");
+  FileFollower f(path_);
+  EXPECT_EQ(Poll(&f), Lines{"a"});
+  std::filesystem::rename(path_, path_ + ".0");
+  Append("n\n");
+  EXPECT_EQ(Poll(&f), Lines{"n"});
+  EXPECT_EQ(f.stats().dropped_partial_lines, 1u);
+  EXPECT_EQ(f.stats().rotations, 1u);
+}
+
+TEST_F(FileFollowerTest, ADirectoryIsRefused) {
+  std::filesystem::create_directory(path_);
+  FileFollower f(path_);
+  Lines lines;
+  const Status s = f.Poll(&lines);
+  EXPECT_TRUE(s.IsIOError());
+  EXPECT_EQ(s.message(), "'" + path_ + "' is not a regular file or a fifo");
+  EXPECT_FALSE(f.is_open());
+}
+
 TEST_F(FileFollowerTest, CopyTruncateRestartsFromTheStart) {
   Append("one\ntwo\n");
   FileFollower f(path_);
