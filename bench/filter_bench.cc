@@ -6,8 +6,9 @@
 //   add, remove                 the filter stays within n +- 10 % (keys are taken back out /
 //                               put back in, untimed, every n/10 operations)
 //   may-contain present/absent  cycling through all present keys / 2^20 never-added keys
-//   *_batch                     AddBatch / RemoveBatch / MayContainBatch over 16 hashes per
-//                               iteration (counters prefetched first); read "ns_per_key"
+//   *_batch                     AddBatch / RemoveBatch / MayContainBatch over 256 keys per
+//                               iteration (counter loads prefetched a few keys ahead);
+//                               read "ns_per_key"
 //   variants "/hash"            include SipHash-1-3-128 of the 16-byte key in the timing
 //   summary may-contain         the Bloom summary the node would publish (projection to the
 //                               smallest size meeting 1 % at n keys)
@@ -15,7 +16,8 @@
 // the formula. Any false negative aborts the run; time never fails it.
 //
 // Usage: filter_bench [Google Benchmark flags]. Without flags it runs with
-// --benchmark_repetitions=5 --benchmark_report_aggregates_only=true (medians reported).
+// --benchmark_repetitions=5 --benchmark_report_aggregates_only=true --benchmark_min_time=0.2
+// (medians reported; about 170 benchmarks, 10-15 minutes on 2 shared cores).
 #include <benchmark/benchmark.h>
 
 #include <cstdio>
@@ -36,7 +38,7 @@ namespace peerbloom {
 namespace {
 
 constexpr uint64_t kAbsentKeys = uint64_t{1} << 20;
-constexpr size_t kBatch = 16;
+constexpr size_t kBatch = 256;
 constexpr double kTargetFpr = 0.01;
 
 const IndexHasher& Hasher() {
@@ -202,16 +204,26 @@ void SetPerKeyCounter(benchmark::State& state) {
       benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
+// The kBatch hashes starting at key i: precomputed, or computed now into `scratch` (timed),
+// the way a caller hashes a burst of keys before handing them to a batch call.
+const KeyHash* BatchHashes(const KeySet& set, uint64_t i, bool with_hash, KeyHash* scratch) {
+  if (!with_hash) return &set.hashes[i];
+  for (size_t j = 0; j < kBatch; ++j) scratch[j] = Hasher().Hash(Bytes(set.keys[i + j]));
+  return scratch;
+}
+
 // One iteration tests kBatch keys; the "ns_per_key" counter is the figure to read.
-void CbfMayContainBatch(benchmark::State& state, Profile profile, uint64_t n, bool present) {
+void CbfMayContainBatch(benchmark::State& state, Profile profile, uint64_t n, bool present,
+                        bool with_hash) {
   const CountingBloomFilter& f = Load(profile, n).filter;
   const KeySet& keys = present ? PresentKeys() : AbsentKeys();
   const uint64_t limit = present ? n : kAbsentKeys;
+  KeyHash scratch[kBatch];
   bool out[kBatch];
   uint64_t i = 0;
   uint64_t hits = 0;
   for (auto _ : state) {
-    f.MayContainBatch(&keys.hashes[i], kBatch, out);
+    f.MayContainBatch(BatchHashes(keys, i, with_hash, scratch), kBatch, out);
     for (size_t j = 0; j < kBatch; ++j) {
       if (present && !out[j]) FalseNegative("may-contain batch");
       hits += out[j];
@@ -224,13 +236,14 @@ void CbfMayContainBatch(benchmark::State& state, Profile profile, uint64_t n, bo
 }
 
 // AddBatch / RemoveBatch of kBatch keys per iteration, rounds as in CbfAdd / CbfRemove.
-void CbfAddBatch(benchmark::State& state, Profile profile, uint64_t n) {
+void CbfAddBatch(benchmark::State& state, Profile profile, uint64_t n, bool with_hash) {
   CountingBloomFilter& f = Load(profile, n).filter;
   const KeySet& pool = AbsentKeys();
   const uint64_t round = n / 10 / kBatch * kBatch;
+  KeyHash scratch[kBatch];
   uint64_t i = 0;
   for (auto _ : state) {
-    f.AddBatch(&pool.hashes[i], kBatch);
+    f.AddBatch(BatchHashes(pool, i, with_hash, scratch), kBatch);
     if ((i += kBatch) == round) {
       state.PauseTiming();
       if (f.RemoveBatch(pool.hashes.data(), round, nullptr) != round) FalseNegative("undo");
@@ -242,13 +255,16 @@ void CbfAddBatch(benchmark::State& state, Profile profile, uint64_t n) {
   SetPerKeyCounter(state);
 }
 
-void CbfRemoveBatch(benchmark::State& state, Profile profile, uint64_t n) {
+void CbfRemoveBatch(benchmark::State& state, Profile profile, uint64_t n, bool with_hash) {
   CountingBloomFilter& f = Load(profile, n).filter;
   const KeySet& pool = PresentKeys();
   const uint64_t round = n / 10 / kBatch * kBatch;
+  KeyHash scratch[kBatch];
   uint64_t i = 0;
   for (auto _ : state) {
-    if (f.RemoveBatch(&pool.hashes[i], kBatch, nullptr) != kBatch) FalseNegative("remove batch");
+    if (f.RemoveBatch(BatchHashes(pool, i, with_hash, scratch), kBatch, nullptr) != kBatch) {
+      FalseNegative("remove batch");
+    }
     if ((i += kBatch) == round) {
       state.PauseTiming();
       f.AddBatch(pool.hashes.data(), round);
@@ -275,12 +291,17 @@ void Register(Profile profile, uint64_t n) {
         (prefix + "cbf_may_contain_absent" + suffix).c_str(),
         [=](benchmark::State& s) { MayContainAbsent(s, Load(profile, n).filter, with_hash); });
   }
-  benchmark::RegisterBenchmark((prefix + "cbf_add_batch").c_str(), CbfAddBatch, profile, n);
-  benchmark::RegisterBenchmark((prefix + "cbf_remove_batch").c_str(), CbfRemoveBatch, profile, n);
-  benchmark::RegisterBenchmark((prefix + "cbf_may_contain_batch_present").c_str(),
-                               CbfMayContainBatch, profile, n, true);
-  benchmark::RegisterBenchmark((prefix + "cbf_may_contain_batch_absent").c_str(),
-                               CbfMayContainBatch, profile, n, false);
+  for (bool with_hash : {false, true}) {
+    const std::string suffix = with_hash ? "/hash" : "";
+    benchmark::RegisterBenchmark((prefix + "cbf_add_batch" + suffix).c_str(), CbfAddBatch, profile,
+                                 n, with_hash);
+    benchmark::RegisterBenchmark((prefix + "cbf_remove_batch" + suffix).c_str(), CbfRemoveBatch,
+                                 profile, n, with_hash);
+    benchmark::RegisterBenchmark((prefix + "cbf_may_contain_batch_present" + suffix).c_str(),
+                                 CbfMayContainBatch, profile, n, true, with_hash);
+    benchmark::RegisterBenchmark((prefix + "cbf_may_contain_batch_absent" + suffix).c_str(),
+                                 CbfMayContainBatch, profile, n, false, with_hash);
+  }
   benchmark::RegisterBenchmark(
       (prefix + "summary_may_contain_present").c_str(),
       [=](benchmark::State& s) { MayContainPresent(s, Load(profile, n).summary, n, false); });
@@ -312,9 +333,11 @@ int main(int argc, char** argv) {
   std::vector<char*> args(argv, argv + argc);
   std::string reps = "--benchmark_repetitions=5";
   std::string aggregates = "--benchmark_report_aggregates_only=true";
+  std::string min_time = "--benchmark_min_time=0.2";
   if (argc == 1) {
     args.push_back(reps.data());
     args.push_back(aggregates.data());
+    args.push_back(min_time.data());
   }
   int args_count = static_cast<int>(args.size());
   benchmark::Initialize(&args_count, args.data());

@@ -172,14 +172,18 @@ class CountingBloomFilter {
                  uint64_t refused_removes);
 
  private:
+  // Software pipeline: key i + ahead is prefetched while key i is processed, with `ahead`
+  // chosen so that about kLoadsInFlight counter loads are outstanding (k per key).
   template <typename Fn>
   void ForEachGroup(const KeyHash* hashes, size_t count, Fn&& fn) const noexcept {
-    for (size_t first = 0; first < count; first += kBatchGroup) {
-      const size_t last = first + kBatchGroup < count ? first + kBatchGroup : count;
-      for (size_t i = first; i < last; ++i) Prefetch(hashes[i]);
-      for (size_t i = first; i < last; ++i) fn(i);
+    const size_t ahead = kLoadsInFlight / k_ > 0 ? kLoadsInFlight / k_ : 1;
+    for (size_t i = 0; i < ahead && i < count; ++i) Prefetch(hashes[i]);
+    for (size_t i = 0; i < count; ++i) {
+      if (i + ahead < count) Prefetch(hashes[i + ahead]);
+      fn(i);
     }
   }
+  static constexpr size_t kLoadsInFlight = 24;
 
   unsigned log2_counters_;
   unsigned k_;
