@@ -74,12 +74,13 @@ int RunBench(const GlobalOptions& g, const BenchArgs& a) {
   if (g.json) {
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("who-has, one key per request (%d requests): p50 %.1f us, p99 %.1f us\n",
-                a.single, out["single_p50_us"].get<double>(), out["single_p99_us"].get<double>());
-    std::printf("who-has, batches of %d keys (%d batches): median %.0f keys/s (%llu claimed "
-                "per batch)\n",
-                a.batch_size, a.batches, out["batched_keys_per_s_median"].get<double>(),
-                static_cast<unsigned long long>(claimed));
+    std::printf("who-has, one key per request (%d requests): p50 %.1f us, p99 %.1f us\n", a.single,
+                out["single_p50_us"].get<double>(), out["single_p99_us"].get<double>());
+    std::printf(
+        "who-has, batches of %d keys (%d batches): median %.0f keys/s (%llu claimed "
+        "per batch)\n",
+        a.batch_size, a.batches, out["batched_keys_per_s_median"].get<double>(),
+        static_cast<unsigned long long>(claimed));
   }
   return 0;
 }

@@ -72,16 +72,21 @@ int RunBuild(const GlobalOptions& g, const BuildArgs& a) {
   s = EncodeSummary(summary, &encoded);
   if (s.ok()) s = WriteFileBytes(a.output, encoded);
   if (!s.ok()) return Error(s);
-  json out = {{"output", a.output}, {"keys", hashes.size()}, {"invalid_lines", invalid},
-              {"k", k}, {"log2_bits", log2}, {"estimated_fpr", summary.filter.EstimatedFpr()},
+  json out = {{"output", a.output},
+              {"keys", hashes.size()},
+              {"invalid_lines", invalid},
+              {"k", k},
+              {"log2_bits", log2},
+              {"estimated_fpr", summary.filter.EstimatedFpr()},
               {"encoded_bytes", encoded.size()}};
   if (g.json) {
     std::printf("%s\n", out.dump(2).c_str());
   } else {
-    std::printf("wrote '%s': %zu keys, 2^%u bits, k = %u, estimated fpr %.4g, %zu bytes "
-                "(%.2f bits per key)\n",
-                a.output.c_str(), hashes.size(), log2, k, summary.filter.EstimatedFpr(),
-                encoded.size(), 8.0 * static_cast<double>(encoded.size()) / n);
+    std::printf(
+        "wrote '%s': %zu keys, 2^%u bits, k = %u, estimated fpr %.4g, %zu bytes "
+        "(%.2f bits per key)\n",
+        a.output.c_str(), hashes.size(), log2, k, summary.filter.EstimatedFpr(), encoded.size(),
+        8.0 * static_cast<double>(encoded.size()) / n);
   }
   if (invalid > 0) {
     std::fprintf(stderr, "peerbloom: warning: skipped %llu invalid lines\n",
@@ -177,12 +182,16 @@ int RunDedup(const GlobalOptions& g, const DedupArgs& a) {
   std::fwrite(out.data(), 1, out.size(), stdout);
   std::fflush(stdout);
   if (a.stats || g.json) {
-    json j = {{"lines", input.lines()}, {"unique", unique}, {"log2_bits", log2}, {"k", k},
+    json j = {{"lines", input.lines()},
+              {"unique", unique},
+              {"log2_bits", log2},
+              {"k", k},
               {"estimated_fpr", seen.EstimatedFpr()}};
     std::fprintf(stderr, "%s\n", j.dump().c_str());
   }
   if (static_cast<double>(unique) > a.items) {
-    std::fprintf(stderr, "peerbloom: warning: %llu unique lines is more than --items %.0f; the "
+    std::fprintf(stderr,
+                 "peerbloom: warning: %llu unique lines is more than --items %.0f; the "
                  "false-positive rate (lines wrongly dropped) is now %.3g\n",
                  static_cast<unsigned long long>(unique), a.items, seen.EstimatedFpr());
   }
@@ -193,8 +202,10 @@ int RunDedup(const GlobalOptions& g, const DedupArgs& a) {
 
 Runner SetUpBuild(CLI::App* sub, const GlobalOptions* g) {
   auto a = std::make_shared<BuildArgs>();
-  sub->add_option("-i,--input", a->input, "file of URLs (or keys with --key), one a line; '-' "
-                                          "for stdin")->required();
+  sub->add_option("-i,--input", a->input,
+                  "file of URLs (or keys with --key), one a line; '-' "
+                  "for stdin")
+      ->required();
   sub->add_option("-o,--output", a->output, "summary file to write")->required();
   sub->add_option("-p,--fpr", a->fpr, "target false-positive rate")->check(CLI::Range(1e-9, 0.5));
   sub->add_option("-k,--hashes", a->k, "probes per key (default: round(log2(1/fpr)))")

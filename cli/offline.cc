@@ -46,15 +46,21 @@ int RunCalc(const GlobalOptions& g, const CalcArgs& a) {
     const unsigned k = a.k ? a.k : OptimalHashes(m, a.items);
     const unsigned log2 = SmallestLog2Bits(a.items, k, a.fpr, kMinLog2Bits, kMaxLog2Bits);
     const double pow2 = std::ldexp(1.0, static_cast<int>(log2));
-    out = {{"items", a.items}, {"bits", m}, {"bytes", std::ceil(m / 8)}, {"k", k},
-           {"fpr", FalsePositiveRate(m, a.items, k)}, {"bits_per_item", m / a.items},
-           {"pow2_log2_bits", log2}, {"pow2_fpr", FalsePositiveRate(pow2, a.items, k)}};
+    out = {{"items", a.items},
+           {"bits", m},
+           {"bytes", std::ceil(m / 8)},
+           {"k", k},
+           {"fpr", FalsePositiveRate(m, a.items, k)},
+           {"bits_per_item", m / a.items},
+           {"pow2_log2_bits", log2},
+           {"pow2_fpr", FalsePositiveRate(pow2, a.items, k)}};
     if (!g.json) {
       std::printf("m = %.0f bits (%s, %.2f bits per item)\nk = %u\nfpr = %.6g\n", m,
                   Bytes(m).c_str(), m / a.items, k, FalsePositiveRate(m, a.items, k));
-      std::printf("power-of-two size (what peerbloom filters use): 2^%u = %.0f bits (%s), "
-                  "fpr = %.6g\n",
-                  log2, pow2, Bytes(pow2).c_str(), FalsePositiveRate(pow2, a.items, k));
+      std::printf(
+          "power-of-two size (what peerbloom filters use): 2^%u = %.0f bits (%s), "
+          "fpr = %.6g\n",
+          log2, pow2, Bytes(pow2).c_str(), FalsePositiveRate(pow2, a.items, k));
     }
   } else if (has_bits && has_items && !has_fpr) {
     const unsigned k = a.k ? a.k : OptimalHashes(a.bits, a.items);
@@ -114,10 +120,16 @@ int RunInspect(const GlobalOptions& g, const std::string& path) {
     SummaryDelta d;
     s = DecodeDelta(bytes, DecodeLimits(), &d);
     if (!s.ok()) return Error("'" + path + "': " + s.message());
-    out = {{"kind", "delta"}, {"origin", d.origin}, {"epoch", d.epoch},
-           {"base_version", d.base_version}, {"version", d.version}, {"k", d.k},
-           {"log2_bits", d.log2_bits}, {"flipped", d.flipped.size()},
-           {"estimated_items", d.estimated_items}, {"encoded_bytes", bytes.size()}};
+    out = {{"kind", "delta"},
+           {"origin", d.origin},
+           {"epoch", d.epoch},
+           {"base_version", d.base_version},
+           {"version", d.version},
+           {"k", d.k},
+           {"log2_bits", d.log2_bits},
+           {"flipped", d.flipped.size()},
+           {"estimated_items", d.estimated_items},
+           {"encoded_bytes", bytes.size()}};
   } else {
     Summary summary;
     s = DecodeSummary(bytes, DecodeLimits(), &summary);

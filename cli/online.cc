@@ -70,8 +70,8 @@ std::string DescribeNode(const json& node) {
 }
 
 // Prints the answers of one who-has batch; returns how many keys some node claims.
-size_t PrintWhoHas(const std::vector<std::string>& keys, const json& reply,
-                   std::string_view body, bool as_json) {
+size_t PrintWhoHas(const std::vector<std::string>& keys, const json& reply, std::string_view body,
+                   bool as_json) {
   const json& nodes = reply["nodes"];
   size_t claimed = 0;
   std::string out;
@@ -184,9 +184,9 @@ int RunChange(const GlobalOptions& g, const KeyArgs& a, bool add) {
   }
   if (!s.ok()) return Error(s);
   if (g.json) {
-    std::printf("%s\n", json({{"applied", applied}, {"refused", refused}, {"invalid", invalid}})
-                            .dump()
-                            .c_str());
+    std::printf(
+        "%s\n",
+        json({{"applied", applied}, {"refused", refused}, {"invalid", invalid}}).dump().c_str());
   } else {
     std::printf("%s %llu\n", add ? "added" : "removed", static_cast<unsigned long long>(applied));
   }

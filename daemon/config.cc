@@ -2,6 +2,7 @@
 // checks (advertise vs listen, control locality, derived paths) run once all keys are read.
 #include "daemon/config.h"
 
+#include <toml++/toml.h>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -9,7 +10,6 @@
 #include <functional>
 #include <map>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "peerbloom/summary.h"
 
@@ -37,8 +37,7 @@ class Parser {
 
   Status String(const toml::node& n, std::string_view key, std::string* out) const;
   Status Bool(const toml::node& n, std::string_view key, bool* out) const;
-  Status Int(const toml::node& n, std::string_view key, int64_t lo, int64_t hi,
-             int64_t* out) const;
+  Status Int(const toml::node& n, std::string_view key, int64_t lo, int64_t hi, int64_t* out) const;
   Status Fraction(const toml::node& n, std::string_view key, double lo, double hi,
                   double* out) const;
   Status Duration(const toml::node& n, std::string_view key, int64_t lo, int64_t* out) const;
@@ -92,8 +91,7 @@ Status Parser::Fraction(const toml::node& n, std::string_view key, double lo, do
   return Status::Ok();
 }
 
-Status Parser::Duration(const toml::node& n, std::string_view key, int64_t lo,
-                        int64_t* out) const {
+Status Parser::Duration(const toml::node& n, std::string_view key, int64_t lo, int64_t* out) const {
   int64_t ms = 0;
   if (n.is_integer()) {
     ms = *n.value<int64_t>();
@@ -115,12 +113,11 @@ Status Parser::Endpoint(const toml::node& n, std::string_view key, bool allow_po
   std::string host;
   int port = 0;
   if (!ParseTcpEndpoint(*out, &host, &port)) {
-    return Error(n, "'" + std::string(key) + "' must look like 'tcp://HOST:PORT', got '" +
-                        *out + "'");
+    return Error(n,
+                 "'" + std::string(key) + "' must look like 'tcp://HOST:PORT', got '" + *out + "'");
   }
   if (port == 0 && !allow_port0) {
-    return Error(n, "'" + std::string(key) + "' needs a port other than '0', got '" + *out +
-                        "'");
+    return Error(n, "'" + std::string(key) + "' needs a port other than '0', got '" + *out + "'");
   }
   return Status::Ok();
 }
@@ -201,12 +198,13 @@ std::map<std::string, Parser::Setter, std::less<>> Parser::Setters() {
        [this, c](const toml::node& n) {
          PEERBLOOM_RETURN_IF_ERROR(String(n, "node_id", &c->node_id));
          if (!IsValidNodeId(c->node_id)) {
-           return Error(n, "'node_id' must be 1-64 characters of [A-Za-z0-9._:-], got '" +
-                               c->node_id + "'");
+           return Error(
+               n, "'node_id' must be 1-64 characters of [A-Za-z0-9._:-], got '" + c->node_id + "'");
          }
          return Status::Ok();
        }},
-      {"listen", [this, c](const toml::node& n) { return Endpoint(n, "listen", true, &c->listen); }},
+      {"listen",
+       [this, c](const toml::node& n) { return Endpoint(n, "listen", true, &c->listen); }},
       {"advertise",
        [this, c](const toml::node& n) { return Endpoint(n, "advertise", false, &c->advertise); }},
       {"seeds", [this](const toml::node& n) { return Seeds(n); }},
@@ -236,17 +234,20 @@ std::map<std::string, Parser::Setter, std::less<>> Parser::Setters() {
          PEERBLOOM_RETURN_IF_ERROR(String(n, "profile", &name));
          auto profile = ParseProfile(name);
          if (!profile) {
-           return Error(n, "'profile' must be 'memory-lean', 'balanced' or 'wire-lean', got '" +
-                               name + "'");
+           return Error(
+               n, "'profile' must be 'memory-lean', 'balanced' or 'wire-lean', got '" + name + "'");
          }
          c->profile = *profile;
          return Status::Ok();
        }},
       {"target_fpr",
-       [this, c](const toml::node& n) { return Fraction(n, "target_fpr", 0, 0.5, &c->target_fpr); }},
+       [this, c](const toml::node& n) {
+         return Fraction(n, "target_fpr", 0, 0.5, &c->target_fpr);
+       }},
       {"gossip_interval", duration("gossip_interval", 10, &c->gossip_interval_ms)},
       {"failure_timeout", duration("failure_timeout", 50, &c->failure_timeout_ms)},
-      {"anti_entropy_interval", duration("anti_entropy_interval", 10, &c->anti_entropy_interval_ms)},
+      {"anti_entropy_interval",
+       duration("anti_entropy_interval", 10, &c->anti_entropy_interval_ms)},
       {"fanout",
        [this, c](const toml::node& n) {
          int64_t v = 0;
@@ -272,13 +273,15 @@ std::map<std::string, Parser::Setter, std::less<>> Parser::Setters() {
       {"log_level",
        [this, c](const toml::node& n) {
          PEERBLOOM_RETURN_IF_ERROR(String(n, "log_level", &c->log_level));
-         static const char* kLevels[] = {"trace", "debug", "info", "warn",
+         static const char* kLevels[] = {"trace", "debug",    "info", "warn",
                                          "error", "critical", "off"};
          for (const char* level : kLevels) {
            if (c->log_level == level) return Status::Ok();
          }
-         return Error(n, "'log_level' must be one of trace, debug, info, warn, error, "
-                         "critical, off, got '" + c->log_level + "'");
+         return Error(n,
+                      "'log_level' must be one of trace, debug, info, warn, error, "
+                      "critical, off, got '" +
+                          c->log_level + "'");
        }},
       {"log_file", [this, c](const toml::node& n) { return String(n, "log_file", &c->log_file); }},
       {"curve", [this, c](const toml::node& n) { return Bool(n, "curve", &c->curve); }},
@@ -347,8 +350,8 @@ Status Parser::Finish(const toml::table& root) {
                               "' is not loopback; set 'allow_remote_control = true' to allow it");
     }
   } else {
-    return At(ctl_line, "'control' must be 'ipc://PATH' or 'tcp://HOST:PORT', got '" +
-                            c_->control + "'");
+    return At(ctl_line,
+              "'control' must be 'ipc://PATH' or 'tcp://HOST:PORT', got '" + c_->control + "'");
   }
   if (c_->key_file.empty()) c_->key_file = c_->data_dir + "/node.key";
   if (c_->log_file.empty()) c_->log_file = c_->data_dir + "/peerbloomd.log";

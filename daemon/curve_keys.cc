@@ -27,8 +27,7 @@ Status ReadSmallFile(const std::string& path, std::string* out) {
   return Status::Ok();
 }
 
-Status WriteNewFile(const std::string& path, const std::string& text, mode_t mode,
-                    bool overwrite) {
+Status WriteNewFile(const std::string& path, const std::string& text, mode_t mode, bool overwrite) {
   int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL);
   int fd = ::open(path.c_str(), flags, mode);
   if (fd < 0) return Status::IOError("cannot create '" + path + "': " + Errno());
@@ -85,8 +84,9 @@ Status PublicKeyOf(const std::string& secret_key, std::string* public_key) {
 Status WriteKeyFile(const std::string& path, const CurveKeyPair& pair, bool overwrite) {
   const std::string text =
       "# peerbloom CURVE key pair. Keep this file secret: anyone holding it can join the\n"
-      "# cluster as this node. Share only the public key (" + path + ".pub).\n" +
-      "public-key = " + pair.public_key + "\nsecret-key = " + pair.secret_key + "\n";
+      "# cluster as this node. Share only the public key (" +
+      path + ".pub).\n" + "public-key = " + pair.public_key + "\nsecret-key = " + pair.secret_key +
+      "\n";
   PEERBLOOM_RETURN_IF_ERROR(WriteNewFile(path, text, 0600, overwrite));
   return WriteNewFile(path + ".pub", pair.public_key + "\n", 0644, overwrite);
 }

@@ -102,7 +102,7 @@ Status Daemon::RestoreSnapshot(uint64_t* epoch) {
                                    aside);
   }
   s = store_->mutable_filter()->Restore(snap.cells, snap.items, snap.saturation_events,
-                                snap.refused_removes);
+                                        snap.refused_removes);
   if (!s.ok()) return Status::Corruption(s.message() + aside);
   store_->mutable_stats()->adds = snap.adds;
   store_->mutable_stats()->removes = snap.removes;
@@ -182,10 +182,11 @@ Status Daemon::Start() {
   PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
   const int64_t now = clock_->NowMs();
   next_snapshot_ms_ = now + config_.snapshot_interval_ms;
-  spdlog::info("peerbloomd '{}' serving peers on {} (advertised {}), control on {}, {} counters "
-               "k={}, curve {}",
-               config_.node_id, bound, advertise_, config_.control, store_->filter().counters(),
-               store_->filter().k(), config_.curve ? "on" : "OFF");
+  spdlog::info(
+      "peerbloomd '{}' serving peers on {} (advertised {}), control on {}, {} counters "
+      "k={}, curve {}",
+      config_.node_id, bound, advertise_, config_.control, store_->filter().counters(),
+      store_->filter().k(), config_.curve ? "on" : "OFF");
   return Status::Ok();
 }
 
@@ -208,7 +209,8 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   control_->AppendPollItems(&items);
   const size_t feeds_at = items.size();
   for (const auto& feed : feeds_) {
-    items.push_back({nullptr, feed->poll_fd(), static_cast<short>(feed->poll_fd() >= 0 ? ZMQ_POLLIN : 0), 0});
+    items.push_back(
+        {nullptr, feed->poll_fd(), static_cast<short>(feed->poll_fd() >= 0 ? ZMQ_POLLIN : 0), 0});
   }
   const int64_t wait = std::clamp<int64_t>(NextDeadline(now) - now, 0, max_wait_ms);
   try {
@@ -221,11 +223,10 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   transport_->Process(items.data(), now, [this, now](std::string_view payload) {
     return engine_->OnMessage(payload, now);
   });
-  control_->Process(items.data() + control_at,
-                    [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
-                           std::string* reply_body) {
-                      return HandleControl(req, body, reply, reply_body);
-                    });
+  control_->Process(
+      items.data() + control_at,
+      [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
+             std::string* reply_body) { return HandleControl(req, body, reply, reply_body); });
   PollFeeds(items, feeds_at, now);
   MaybePublish(now);
   if (now >= engine_->NextDeadline()) engine_->OnTick(now);

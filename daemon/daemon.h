@@ -34,7 +34,7 @@ namespace peerbloom::daemon {
 struct PublishStats {
   uint64_t full = 0;
   uint64_t deltas = 0;
-  uint64_t immediate = 0;  // publications forced by the pending threshold
+  uint64_t immediate = 0;       // publications forced by the pending threshold
   uint64_t refused_deltas = 0;  // deltas the engine did not take (a full one followed)
   int64_t last_ms = 0;
 };
@@ -81,14 +81,13 @@ class Daemon {
   void MaybeSnapshot(int64_t now);
 
   // Control operations (daemon_control.cc).
-  Status HandleControl(const nlohmann::json& request, std::string_view body,
-                       nlohmann::json* reply, std::string* reply_body);
+  Status HandleControl(const nlohmann::json& request, std::string_view body, nlohmann::json* reply,
+                       std::string* reply_body);
   Status WhoHas(const nlohmann::json& request, std::string_view body, nlohmann::json* reply,
                 std::string* reply_body);
   Status Change(bool add, const nlohmann::json& request, std::string_view body,
                 nlohmann::json* reply);
-  Status SummaryOp(const nlohmann::json& request, nlohmann::json* reply,
-                   std::string* reply_body);
+  Status SummaryOp(const nlohmann::json& request, nlohmann::json* reply, std::string* reply_body);
   nlohmann::json Stats(int64_t now) const;
   nlohmann::json PeersJson(int64_t now) const;
 

@@ -72,8 +72,8 @@ Status Daemon::HandleControl(const nlohmann::json& request, std::string_view bod
                                  "' (who-has, add, remove, stats, peers, summary, ping, snapshot)");
 }
 
-Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body,
-                      nlohmann::json* reply, std::string* reply_body) {
+Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nlohmann::json* reply,
+                      std::string* reply_body) {
   bool keys = false;
   PEERBLOOM_RETURN_IF_ERROR(InputIsKeys(request, &keys));
   const int64_t now = clock_->NowMs();

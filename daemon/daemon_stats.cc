@@ -123,22 +123,22 @@ nlohmann::json Daemon::Stats(int64_t now) const {
 nlohmann::json Daemon::PeersJson(int64_t now) const {
   nlohmann::json peers = nlohmann::json::array();
   for (const PeerInfo& p : engine_->Peers(now)) {
-    peers.push_back({{"node_id", p.node_id},
-                     {"endpoint", p.endpoint},
-                     {"public_key", p.public_key},
-                     {"alive", p.alive},
-                     {"neighbour", p.neighbour},
-                     {"chosen", p.chosen},
-                     {"imported", p.imported},
-                     {"epoch", p.epoch},
-                     {"version", p.version},
-                     {"heartbeat", p.heartbeat},
-                     {"estimated_items", p.estimated_items},
-                     {"k", p.k},
-                     {"log2_bits", p.log2_bits},
-                     {"last_heard_ms_ago", now - p.last_heard_ms},
-                     {"summary_age_ms", p.summary_received_ms > 0 ? now - p.summary_received_ms
-                                                                  : -1}});
+    peers.push_back(
+        {{"node_id", p.node_id},
+         {"endpoint", p.endpoint},
+         {"public_key", p.public_key},
+         {"alive", p.alive},
+         {"neighbour", p.neighbour},
+         {"chosen", p.chosen},
+         {"imported", p.imported},
+         {"epoch", p.epoch},
+         {"version", p.version},
+         {"heartbeat", p.heartbeat},
+         {"estimated_items", p.estimated_items},
+         {"k", p.k},
+         {"log2_bits", p.log2_bits},
+         {"last_heard_ms_ago", now - p.last_heard_ms},
+         {"summary_age_ms", p.summary_received_ms > 0 ? now - p.summary_received_ms : -1}});
   }
   return peers;
 }

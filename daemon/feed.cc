@@ -34,7 +34,8 @@ bool Feed::Poll(LocalStore* store, int64_t now_ms) {
   Status s = follower_.Poll(&lines_, &more);
   if (!s.ok()) {
     uint64_t suppressed = 0;
-    if (io_log_.Allow(now_ms, &suppressed)) spdlog::error("feed '{}': {}", config_.path, s.message());
+    if (io_log_.Allow(now_ms, &suppressed))
+      spdlog::error("feed '{}': {}", config_.path, s.message());
     return false;
   }
   for (const std::string& line : lines_) ApplyLine(line, store, now_ms);

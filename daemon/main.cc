@@ -54,8 +54,8 @@ Status CheckFiles(Config config) {
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ReadKeyFile(config.key_file, &keys));
   if (!config.authorized_keys.empty()) {
     std::set<std::string> authorized;
-    PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ReadAuthorizedKeys(config.authorized_keys,
-                                                                     &authorized));
+    PEERBLOOM_RETURN_IF_ERROR(
+        peerbloom::daemon::ReadAuthorizedKeys(config.authorized_keys, &authorized));
   }
   return Status::Ok();
 }

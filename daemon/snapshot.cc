@@ -33,8 +33,11 @@ uint64_t GetFixed(const char* p, int bytes) {
 nlohmann::json HeaderJson(const SnapshotState& s) {
   nlohmann::json feeds = nlohmann::json::array();
   for (const FeedPosition& f : s.feeds) {
-    feeds.push_back({{"path", f.path}, {"device", f.device}, {"inode", f.inode},
-                     {"offset", f.offset}, {"fingerprint_bytes", f.fingerprint_bytes},
+    feeds.push_back({{"path", f.path},
+                     {"device", f.device},
+                     {"inode", f.inode},
+                     {"offset", f.offset},
+                     {"fingerprint_bytes", f.fingerprint_bytes},
                      {"fingerprint", f.fingerprint}});
   }
   return {{"node_id", s.node_id},
@@ -111,7 +114,8 @@ Status ReadWholeFile(const std::string& path, std::string* out) {
     return Status::IOError("cannot open '" + path + "': " + Errno());
   }
   struct stat st;
-  if (::fstat(fd, &st) != 0 || static_cast<uint64_t>(st.st_size) > kMaxCellBytes + 2 * kMaxHeaderBytes) {
+  if (::fstat(fd, &st) != 0 ||
+      static_cast<uint64_t>(st.st_size) > kMaxCellBytes + 2 * kMaxHeaderBytes) {
     ::close(fd);
     return Status::Corruption("snapshot '" + path + "' has an impossible size");
   }

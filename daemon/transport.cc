@@ -13,10 +13,9 @@ namespace {
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 constexpr const char* kMonitorEndpoint = "inproc://peerbloom.peer-monitor";
 constexpr int kMessagesPerWakeup = 512;
-constexpr int kMonitorEvents = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+constexpr int kMonitorEvents =
+    ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+    ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
 
 std::string Z85(const void* bytes32) {
   char text[41] = {};
@@ -210,7 +209,8 @@ void Transport::Send(const Outgoing& out, int64_t now_ms) {
   }
   try {
     Link* link = LinkFor(out, now_ms);
-    if (link == nullptr || !link->socket.send(zmq::buffer(out.payload), zmq::send_flags::dontwait)) {
+    if (link == nullptr ||
+        !link->socket.send(zmq::buffer(out.payload), zmq::send_flags::dontwait)) {
       ++stats_.send_dropped;
       return;
     }

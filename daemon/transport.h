@@ -33,8 +33,8 @@ namespace peerbloom::daemon {
 struct TransportOptions {
   std::string listen;  // "tcp://HOST:PORT", port 0 for any
   bool curve = true;
-  CurveKeyPair keys;                // required when curve
-  std::set<std::string> authorized; // Z85 public keys admitted by the ZAP handler
+  CurveKeyPair keys;                 // required when curve
+  std::set<std::string> authorized;  // Z85 public keys admitted by the ZAP handler
   int64_t max_message_bytes = int64_t{64} << 20;
   int send_queue_limit = 1000;
   int heartbeat_interval_ms = 1000;  // 0: no ZMTP heartbeats
@@ -47,17 +47,17 @@ struct TransportStats {
   uint64_t bytes_in = 0;
   uint64_t messages_out = 0;
   uint64_t bytes_out = 0;
-  uint64_t send_dropped = 0;        // queue full (SNDHWM) or link refused
-  uint64_t send_no_key = 0;         // CURVE on, no public key known for the endpoint
-  uint64_t refused_frames = 0;      // not exactly one frame
-  uint64_t refused_by_gossip = 0;   // the gossip engine refused the frame (malformed,
-                                    // another cluster's tag, unknown type, ...)
+  uint64_t send_dropped = 0;       // queue full (SNDHWM) or link refused
+  uint64_t send_no_key = 0;        // CURVE on, no public key known for the endpoint
+  uint64_t refused_frames = 0;     // not exactly one frame
+  uint64_t refused_by_gossip = 0;  // the gossip engine refused the frame (malformed,
+                                   // another cluster's tag, unknown type, ...)
   uint64_t zap_allowed = 0;
-  uint64_t zap_denied = 0;          // unauthorized CURVE keys
+  uint64_t zap_denied = 0;  // unauthorized CURVE keys
   uint64_t links_accepted = 0;
   uint64_t links_disconnected = 0;  // includes links closed for oversized frames
   uint64_t handshakes_failed = 0;
-  uint64_t links_open = 0;          // outgoing DEALERs (a gauge)
+  uint64_t links_open = 0;  // outgoing DEALERs (a gauge)
 };
 
 class Transport {

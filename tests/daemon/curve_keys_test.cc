@@ -75,8 +75,8 @@ TEST_F(CurveKeysTest, AuthorizedKeysWithCommentsAndErrors) {
   ASSERT_TRUE(GenerateCurveKeyPair(&a).ok());
   ASSERT_TRUE(GenerateCurveKeyPair(&b).ok());
   std::set<std::string> keys;
-  const std::string text = "# cluster keys\n\n" + a.public_key + " node-a\n" + b.public_key +
-                           "\t# node-b\n";
+  const std::string text =
+      "# cluster keys\n\n" + a.public_key + " node-a\n" + b.public_key + "\t# node-b\n";
   ASSERT_TRUE(ParseAuthorizedKeys(text, "ak", &keys).ok());
   EXPECT_EQ(keys, (std::set<std::string>{a.public_key, b.public_key}));
   EXPECT_EQ(ParseAuthorizedKeys(text + "not-a-key\n", "ak", &keys).message(),

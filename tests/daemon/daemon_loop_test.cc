@@ -20,10 +20,14 @@ class DaemonLoop : public ::testing::Test {
   void SetUp() override {
     char pattern[] = "/tmp/pbloop.XXXXXX";
     dir_ = ::mkdtemp(pattern);
-    const std::string text = "node_id = \"solo\"\nlisten = \"tcp://127.0.0.1:0\"\n"
-                             "data_dir = \"" + dir_ + "/data\"\ncurve = false\n"
-                             "key_scheme = \"raw\"\ncapacity = 10000\n"
-                             "[[feeds]]\npath = \"" + dir_ + "/feed\"\n";
+    const std::string text =
+        "node_id = \"solo\"\nlisten = \"tcp://127.0.0.1:0\"\n"
+        "data_dir = \"" +
+        dir_ +
+        "/data\"\ncurve = false\n"
+        "key_scheme = \"raw\"\ncapacity = 10000\n"
+        "[[feeds]]\npath = \"" +
+        dir_ + "/feed\"\n";
     ASSERT_TRUE(ParseConfig(text, "loop.toml", &config_).ok());
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
@@ -33,8 +37,8 @@ class DaemonLoop : public ::testing::Test {
     zmq::socket_t s(context_, zmq::socket_type::req);
     s.set(zmq::sockopt::linger, 0);
     s.connect(config_.control);
-    s.send(zmq::buffer(request.dump()), body.empty() ? zmq::send_flags::none
-                                                     : zmq::send_flags::sndmore);
+    s.send(zmq::buffer(request.dump()),
+           body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
     if (!body.empty()) s.send(zmq::buffer(body));
     zmq::message_t head;
     for (int i = 0; i < 200; ++i) {
@@ -134,8 +138,9 @@ TEST_F(DaemonLoop, ChangedGeometryRefusesTheSnapshot) {
   config_.capacity = 1000000;
   Daemon d(config_, &clock_);
   Status s = d.Start();
-  EXPECT_EQ(s.message().rfind("snapshot '" + dir_ + "/data/state.snapshot' was written with "
-                              "another filter geometry",
+  EXPECT_EQ(s.message().rfind("snapshot '" + dir_ +
+                                  "/data/state.snapshot' was written with "
+                                  "another filter geometry",
                               0),
             0u)
       << s.ToString();

@@ -96,8 +96,8 @@ TEST(Churn, NoFalseNegativesAfterTenThousandRandomChanges) {
         const auto& ids = answers[i];
         if (std::find(ids.begin(), ids.end(), nodes[n]->name()) == ids.end()) {
           ++false_negatives;
-          ADD_FAILURE() << observer->name() << " does not list " << nodes[n]->name()
-                        << " for " << present[i];
+          ADD_FAILURE() << observer->name() << " does not list " << nodes[n]->name() << " for "
+                        << present[i];
         }
       }
     }

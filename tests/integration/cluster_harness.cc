@@ -157,14 +157,15 @@ bool Node::Stop() {
   return exited;
 }
 
-bool Node::Call(const json& request, const std::string& body, json* reply,
-                std::string* reply_body, std::string* error) {
+bool Node::Call(const json& request, const std::string& body, json* reply, std::string* reply_body,
+                std::string* error) {
   try {
     const std::string head = request.dump();
-    const bool sent =
-        socket_->send(zmq::buffer(head), body.empty() ? zmq::send_flags::none
-                                                      : zmq::send_flags::sndmore).has_value() &&
-        (body.empty() || socket_->send(zmq::buffer(body)).has_value());
+    const bool sent = socket_
+                          ->send(zmq::buffer(head),
+                                 body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore)
+                          .has_value() &&
+                      (body.empty() || socket_->send(zmq::buffer(body)).has_value());
     zmq::message_t first;
     if (!sent || !socket_->recv(first)) {
       ResetSocket();

@@ -13,8 +13,7 @@ using std::chrono::milliseconds;
 
 bool Lists(Node* node, const std::string& url, const std::string& id) {
   const auto answer = node->WhoHas({url});
-  return answer.size() == 1 &&
-         std::find(answer[0].begin(), answer[0].end(), id) != answer[0].end();
+  return answer.size() == 1 && std::find(answer[0].begin(), answer[0].end(), id) != answer[0].end();
 }
 
 class ThreeNodes : public ::testing::Test {
@@ -52,8 +51,8 @@ TEST_F(ThreeNodes, AddAtOneNodeIsListedEverywhereWithinTwoGossipIntervals) {
   // Two gossip intervals, plus a fixed allowance for process scheduling on a loaded machine.
   const milliseconds budget(2 * options_.gossip_interval_ms + 400);
   const bool seen = WaitFor([&] { return Lists(b_, url, "a") && Lists(c_, url, "a"); }, budget);
-  const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() -
-                                                             start);
+  const auto took =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
   RecordProperty("visible_after_ms", static_cast<int>(took.count()));
   EXPECT_TRUE(seen) << "not visible at b and c after " << took.count() << " ms";
 }
@@ -61,18 +60,18 @@ TEST_F(ThreeNodes, AddAtOneNodeIsListedEverywhereWithinTwoGossipIntervals) {
 TEST_F(ThreeNodes, RemovedUrlIsNoLongerListed) {
   const std::string url = "http://example.com/removed";
   ASSERT_TRUE(b_->Add({url}));
-  ASSERT_TRUE(WaitFor([&] { return Lists(a_, url, "b") && Lists(c_, url, "b"); },
-                      milliseconds(5000)));
+  ASSERT_TRUE(
+      WaitFor([&] { return Lists(a_, url, "b") && Lists(c_, url, "b"); }, milliseconds(5000)));
   ASSERT_TRUE(b_->Remove({url}));
-  EXPECT_TRUE(WaitFor([&] { return !Lists(a_, url, "b") && !Lists(c_, url, "b"); },
-                      milliseconds(5000)));
+  EXPECT_TRUE(
+      WaitFor([&] { return !Lists(a_, url, "b") && !Lists(c_, url, "b"); }, milliseconds(5000)));
   EXPECT_FALSE(Lists(b_, url, "b"));
 }
 
 TEST_F(ThreeNodes, KilledNodeIsDroppedAndComesBackWithNewContent) {
   ASSERT_TRUE(b_->Add({"http://example.com/old"}));
-  ASSERT_TRUE(WaitFor([&] { return Lists(a_, "http://example.com/old", "b"); },
-                      milliseconds(5000)));
+  ASSERT_TRUE(
+      WaitFor([&] { return Lists(a_, "http://example.com/old", "b"); }, milliseconds(5000)));
   b_->Kill9();
   const auto killed = std::chrono::steady_clock::now();
   const milliseconds budget(options_.failure_timeout_ms + 2 * options_.gossip_interval_ms + 1000);
@@ -83,10 +82,9 @@ TEST_F(ThreeNodes, KilledNodeIsDroppedAndComesBackWithNewContent) {
                !SeesAlive(c_, "b");
       },
       budget);
-  RecordProperty("dropped_after_ms",
-                 static_cast<int>(std::chrono::duration_cast<milliseconds>(
-                                      std::chrono::steady_clock::now() - killed)
-                                      .count()));
+  RecordProperty("dropped_after_ms", static_cast<int>(std::chrono::duration_cast<milliseconds>(
+                                                          std::chrono::steady_clock::now() - killed)
+                                                          .count()));
   EXPECT_TRUE(dropped) << "b still listed after " << budget.count() << " ms";
 
   ASSERT_TRUE(b_->Start(options_, {a_})) << b_->log_tail();
@@ -94,8 +92,7 @@ TEST_F(ThreeNodes, KilledNodeIsDroppedAndComesBackWithNewContent) {
   EXPECT_TRUE(WaitFor(
       [&] {
         return Lists(a_, "http://example.com/new", "b") &&
-               Lists(c_, "http://example.com/new", "b") && SeesAlive(a_, "b") &&
-               SeesAlive(c_, "b");
+               Lists(c_, "http://example.com/new", "b") && SeesAlive(a_, "b") && SeesAlive(c_, "b");
       },
       milliseconds(10000)))
       << a_->log_tail();
@@ -113,10 +110,12 @@ TEST_F(ThreeNodes, StatsAndSummaryDescribeTheNode) {
   EXPECT_EQ(reply["summary"]["origin"], "a");
   EXPECT_EQ(reply["summary"]["encoded_bytes"], body.size());
   EXPECT_FALSE(body.empty());
-  ASSERT_TRUE(WaitFor([&] { return b_->Call({{"op", "summary"}, {"node", "a"}}, "", &reply,
-                                            &body) &&
-                                   reply["summary"]["estimated_items"] == 2; },
-                      milliseconds(5000)));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        return b_->Call({{"op", "summary"}, {"node", "a"}}, "", &reply, &body) &&
+               reply["summary"]["estimated_items"] == 2;
+      },
+      milliseconds(5000)));
   std::string error;
   EXPECT_FALSE(a_->Call({{"op", "summary"}, {"node", "nobody"}}, "", &reply, &body, &error));
   EXPECT_EQ(error, "no summary held for node 'nobody'");

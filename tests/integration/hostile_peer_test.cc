@@ -65,12 +65,12 @@ TEST_F(HostilePeer, MultiFrameMessageIsDrainedAndCounted) {
   s.send(zmq::str_buffer("one"), zmq::send_flags::sndmore);
   s.send(zmq::str_buffer("two"), zmq::send_flags::sndmore);
   s.send(zmq::str_buffer("three"));
-  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "refused_frames") == 1; },
-                      milliseconds(5000)));
+  EXPECT_TRUE(
+      WaitFor([&] { return Counter("transport", "refused_frames") == 1; }, milliseconds(5000)));
   // The next message starts at a boundary again: it reaches the gossip engine whole.
   s.send(zmq::str_buffer("garbage after the drain"));
-  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; },
-                      milliseconds(5000)));
+  EXPECT_TRUE(
+      WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; }, milliseconds(5000)));
   EXPECT_EQ(Counter("transport", "refused_frames"), 1u);
   EXPECT_TRUE(StillServes());
 }
@@ -78,8 +78,8 @@ TEST_F(HostilePeer, MultiFrameMessageIsDrainedAndCounted) {
 TEST_F(HostilePeer, OversizedFrameClosesTheLinkAndIsNeverDelivered) {
   zmq::socket_t s = Client(client_public_, client_secret_);
   s.send(zmq::str_buffer("small first"));
-  ASSERT_TRUE(WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; },
-                      milliseconds(5000)));
+  ASSERT_TRUE(
+      WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; }, milliseconds(5000)));
   const uint64_t disconnects = Counter("transport", "links_disconnected");
   const std::string big(static_cast<size_t>(options_.max_message_bytes) + 1, 'x');
   s.send(zmq::buffer(big));
@@ -95,8 +95,7 @@ TEST_F(HostilePeer, UnauthorizedCurveKeyIsDeniedAndCounted) {
   ASSERT_EQ(zmq_curve_keypair(pub, sec), 0);
   zmq::socket_t s = Client(pub, sec);
   s.send(zmq::str_buffer("knock knock"), zmq::send_flags::dontwait);
-  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "zap_denied") >= 1; },
-                      milliseconds(5000)));
+  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "zap_denied") >= 1; }, milliseconds(5000)));
   EXPECT_EQ(Counter("transport", "messages_in"), 0u);
   EXPECT_TRUE(StillServes());
 }
@@ -106,8 +105,8 @@ TEST_F(HostilePeer, PlaintextClientCannotTalkToACurveServer) {
   s.set(zmq::sockopt::linger, 0);
   s.connect(node_->endpoint());
   s.send(zmq::str_buffer("plaintext"), zmq::send_flags::dontwait);
-  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "handshakes_failed") >= 1; },
-                      milliseconds(5000)));
+  EXPECT_TRUE(
+      WaitFor([&] { return Counter("transport", "handshakes_failed") >= 1; }, milliseconds(5000)));
   EXPECT_EQ(Counter("transport", "messages_in"), 0u);
   EXPECT_TRUE(StillServes());
 }
