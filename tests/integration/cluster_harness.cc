@@ -83,7 +83,7 @@ void Node::ResetSocket() {
   socket_->connect("ipc://" + dir_ + "/control.sock");
 }
 
-bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
+std::string Node::WriteConfig(const NodeOptions& o, const std::vector<Node*>& seeds) {
   std::filesystem::create_directories(dir_);
   std::ostringstream cfg;
   cfg << "node_id = \"" << name_ << "\"\n"
@@ -108,6 +108,17 @@ bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
   }
   const std::string config_path = dir_ + "/peerbloomd.toml";
   std::ofstream(config_path) << cfg.str();
+  return config_path;
+}
+
+bool Node::Reload(const NodeOptions& options, const std::vector<Node*>& seeds) {
+  if (pid_ <= 0) return false;
+  WriteConfig(options, seeds);
+  return ::kill(pid_, SIGHUP) == 0;
+}
+
+bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
+  const std::string config_path = WriteConfig(o, seeds);
   const std::string log_path = dir_ + "/stderr.log";
   const pid_t parent = ::getpid();
   pid_ = ::fork();

@@ -37,6 +37,8 @@ class Node {
   // Writes the config with these seeds and starts the daemon, waiting until it answers.
   // `listen` empty means port 0 (or the port of the previous run, to come back in place).
   bool Start(const NodeOptions& options, const std::vector<Node*>& seeds);
+  // Rewrites the config with these seeds and sends SIGHUP.
+  bool Reload(const NodeOptions& options, const std::vector<Node*>& seeds);
   void Kill9();
   bool Stop();  // SIGTERM, then wait for the exit
   bool running() const { return pid_ > 0; }
@@ -58,6 +60,7 @@ class Node {
 
  private:
   void ResetSocket();
+  std::string WriteConfig(const NodeOptions& options, const std::vector<Node*>& seeds);
 
   std::string name_;
   std::string dir_;

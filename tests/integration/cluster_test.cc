@@ -149,3 +149,52 @@ TEST(Membership, FiveNodesEachKnowingOneSeedLearnEveryNode) {
 
 }  // namespace
 }  // namespace peerbloom::testing
+
+namespace peerbloom::testing {
+namespace {
+
+TEST(Lifecycle, SighupReloadsTheSeedList) {
+  Cluster cluster;
+  NodeOptions options;
+  Node* a = cluster.AddNode("a");
+  Node* b = cluster.AddNode("b");
+  ASSERT_TRUE(a->Start(options, {}));
+  ASSERT_TRUE(b->Start(options, {}));
+  ASSERT_FALSE(WaitFor([&] { return SeesAlive(b, "a"); }, milliseconds(600)))
+      << "b knows a without a seed";
+  ASSERT_TRUE(b->Reload(options, {a}));
+  EXPECT_TRUE(WaitFor([&] { return SeesAlive(b, "a") && SeesAlive(a, "b"); }, milliseconds(10000)));
+  EXPECT_EQ(b->Stats()["reloads"], 1);
+}
+
+TEST(Lifecycle, CleanStopKeepsContentAcrossRestartInANewEpoch) {
+  Cluster cluster;
+  NodeOptions options;
+  Node* a = cluster.AddNode("a");
+  Node* b = cluster.AddNode("b");
+  ASSERT_TRUE(a->Start(options, {}));
+  ASSERT_TRUE(b->Start(options, {a}));
+  ASSERT_TRUE(b->Add({"http://example.com/kept"}));
+  ASSERT_TRUE(
+      WaitFor([&] { return Lists(a, "http://example.com/kept", "b"); }, milliseconds(5000)));
+  const uint64_t old_epoch = b->Stats()["summary"]["epoch"];
+  ASSERT_TRUE(b->Stop());
+  ASSERT_TRUE(b->Start(options, {a})) << b->log_tail();
+  const json stats = b->Stats();
+  EXPECT_EQ(stats["snapshot"]["restored"], true);
+  EXPECT_EQ(stats["filter"]["items"], 1);
+  EXPECT_GT(stats["summary"]["epoch"].get<uint64_t>(), old_epoch);
+  EXPECT_TRUE(Lists(b, "http://example.com/kept", "b"));
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        for (const json& p : a->Peers()) {
+          if (p["node_id"] == "b" && p["epoch"] == stats["summary"]["epoch"]) return true;
+        }
+        return false;
+      },
+      milliseconds(10000)));
+  EXPECT_TRUE(Lists(a, "http://example.com/kept", "b"));
+}
+
+}  // namespace
+}  // namespace peerbloom::testing
