@@ -70,8 +70,9 @@ struct Member {
   int64_t summary_received_ms = 0;
   int64_t full_requested_ms = kNeverMs;  // last resync request, to ask once per window
   DeltaCache recent;
-  std::string last_from;  // who delivered the current version (network duplicates are not
-                          // evidence of a second path)
+  std::string encoded_full;  // codec bytes of the held version; empty when not cached
+  std::string last_from;     // who delivered the current version (network duplicates are not
+                             // evidence of a second path)
   // A newer version announced by a digest: repaired if no delta brings it in time.
   uint64_t announced_version = 0;
   std::string announced_by;
@@ -148,7 +149,9 @@ class GossipEngine::Impl {
   void OnDigest(const WireFrame& frame, Member* sender, int64_t now_ms);
   void MergeEntry(const DigestEntry& e, int64_t now_ms);
   void PushMissing(const WireFrame& frame, Member* sender, int64_t now_ms);
-  void OnFull(const Summary& summary, Member* sender, int64_t now_ms);
+  void OnFull(const Summary& summary, std::string_view bytes, Member* sender, int64_t now_ms);
+  void SetEncoded(Member* m, std::string_view bytes);
+  void ClearEncoded(Member* m);
   void OnDelta(const WireFrame& frame, const SummaryDelta& delta, Member* sender, int64_t now_ms);
   void StoreFull(const Summary& summary, Member* m, int64_t now_ms);
   void OnRequests(const WireFrame& frame, Member* sender, int64_t now_ms);
@@ -226,6 +229,7 @@ class GossipEngine::Impl {
   PeerIndex index_;
   std::vector<std::string> slot_owner_;  // PeerIndex slot -> member id
 
+  size_t encoded_bytes_ = 0;          // sum of members' encoded_full
   std::set<std::string> push_links_;  // member ids of the delta links at the last round
   std::vector<Outgoing> outgoing_;
   std::unordered_map<std::string, size_t> pending_bytes_;

@@ -59,6 +59,7 @@ void GossipEngine::Impl::DropSummary(Member* m) {
     slot_owner_[m->slot].clear();
   }
   m->slot = PeerIndex::kNoSlot;
+  ClearEncoded(m);
   m->has_summary = false;
   m->version = 0;
   m->estimated_items = 0;

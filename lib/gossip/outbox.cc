@@ -102,8 +102,29 @@ bool GossipEngine::Impl::EncodeHeld(const std::string& origin, std::string* code
     *codec_bytes = own_encoded_;
     return true;
   }
-  Summary s;
-  return GetSummary(origin, &s).ok() && EncodeSummary(s, codec_bytes).ok();
+  Member* m = Find(origin);
+  if (m == nullptr || !m->has_summary) return false;
+  if (m->encoded_full.empty()) {
+    Summary s;
+    if (!GetSummary(origin, &s).ok() || !EncodeSummary(s, codec_bytes).ok()) return false;
+    SetEncoded(m, *codec_bytes);
+    return true;
+  }
+  *codec_bytes = m->encoded_full;
+  return true;
+}
+
+void GossipEngine::Impl::SetEncoded(Member* m, std::string_view bytes) {
+  ClearEncoded(m);
+  if (encoded_bytes_ + bytes.size() > opt_.encoded_cache_bytes) return;
+  m->encoded_full.assign(bytes);
+  encoded_bytes_ += bytes.size();
+}
+
+void GossipEngine::Impl::ClearEncoded(Member* m) {
+  encoded_bytes_ -= m->encoded_full.size();
+  m->encoded_full.clear();
+  m->encoded_full.shrink_to_fit();
 }
 
 void GossipEngine::Impl::NoteDropped(const std::string& endpoint) {

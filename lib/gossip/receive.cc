@@ -57,7 +57,7 @@ Status GossipEngine::Impl::Dispatch(const WireFrame& frame, int64_t now_ms) {
       OnDigest(frame, sender, now_ms);
       break;
     case WireType::kFullSummary:
-      OnFull(summary, sender, now_ms);
+      OnFull(summary, frame.summary_bytes, sender, now_ms);
       break;
     case WireType::kDelta:
       OnDelta(frame, delta, sender, now_ms);
@@ -203,7 +203,8 @@ void GossipEngine::Impl::PushMissing(const WireFrame& frame, Member* sender, int
   }
 }
 
-void GossipEngine::Impl::OnFull(const Summary& s, Member* sender, int64_t now_ms) {
+void GossipEngine::Impl::OnFull(const Summary& s, std::string_view bytes, Member* sender,
+                                int64_t now_ms) {
   ++stats_.full_summaries_in;
   Member* m = s.origin == opt_.node_id ? nullptr : FindOrAdd(s.origin, now_ms);
   if (m == nullptr || s.epoch < m->epoch) {
@@ -221,6 +222,7 @@ void GossipEngine::Impl::OnFull(const Summary& s, Member* sender, int64_t now_ms
     }
   }
   StoreFull(s, m, now_ms);
+  SetEncoded(m, bytes);
   m->last_from = sender->id;
 }
 
@@ -276,6 +278,7 @@ void GossipEngine::Impl::OnDelta(const WireFrame& frame, const SummaryDelta& d, 
   m->estimated_items = d.estimated_items;
   m->summary_received_ms = now_ms;
   m->last_from = sender->id;
+  ClearEncoded(m);
   m->recent.Add(d.base_version, d.version, frame.summary_bytes, opt_.recent_delta_bytes);
   if (m->version >= m->announced_version) m->announced_ms = kNeverMs;
   Relay(frame, sender->id, m->id, now_ms);

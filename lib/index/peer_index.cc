@@ -77,7 +77,7 @@ void PeerIndex::Place(Slot slot, const BloomFilter& filter) {
   SlotInfo& info = slots_[slot];
   info.group = FindOrAddGroup(filter.log2_bits(), filter.k());
   info.column = info.group->AddColumn(slot);
-  info.group->WriteColumn(info.column, filter);
+  info.group->FillColumn(info.column, filter);
   info.digest = FilterDigest(filter);
 }
 

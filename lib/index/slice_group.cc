@@ -58,6 +58,17 @@ void SliceGroup::WriteColumn(uint32_t column, const BloomFilter& filter) {
   }
 }
 
+void SliceGroup::FillColumn(uint32_t column, const BloomFilter& filter) {
+  const uint8_t bit = static_cast<uint8_t>(1u << (column % 8));
+  uint8_t* p = rows_.data() + column / 8;
+  const std::vector<uint64_t>& words = filter.words();
+  for (size_t i = 0; i < words.size(); ++i) {
+    for (uint64_t w = words[i]; w != 0; w &= w - 1) {
+      p[(i * 64 + static_cast<size_t>(std::countr_zero(w))) * stride_] |= bit;
+    }
+  }
+}
+
 void SliceGroup::ReadColumn(uint32_t column, BloomFilter* out) const {
   const unsigned shift = column % 8;
   const uint8_t* p = rows_.data() + column / 8;

@@ -39,6 +39,9 @@ class SliceGroup {
   void RemoveColumn(uint32_t column);
   // Sets the column's bits to the filter's. REQUIRES: the filter has this geometry.
   void WriteColumn(uint32_t column, const BloomFilter& filter);
+  // WriteColumn for a column known to be all zero (just added): visits set bits only, about
+  // fill-ratio x the cost.
+  void FillColumn(uint32_t column, const BloomFilter& filter);
   // REQUIRES: *out has this geometry and is all zero.
   void ReadColumn(uint32_t column, BloomFilter* out) const;
   void FlipBit(uint32_t column, uint64_t pos) noexcept {

@@ -83,6 +83,9 @@ struct GossipOptions {
   // Default: 256 KiB. Recent deltas kept per origin (encoded) to answer a neighbour that
   // missed some with those deltas instead of a full summary; the oldest go first.
   size_t recent_delta_bytes = size_t{256} << 10;
+  // Default: 64 MiB. Encoded full summaries of members kept (as received, or as encoded for a
+  // push) so a burst of joiners costs one encoding per summary; beyond it, encode each time.
+  size_t encoded_cache_bytes = size_t{64} << 20;
   WireLimits wire_limits;
 };
 
