@@ -85,22 +85,47 @@ bool IsTypeTo(const sim::Frame& f, int to, WireType type) {
 bool IsDeltaTo(const sim::Frame& f, int to) { return IsTypeTo(f, to, WireType::kDelta); }
 bool IsDigestTo(const sim::Frame& f, int to) { return IsTypeTo(f, to, WireType::kDigest); }
 
-TEST(GossipCluster, GapAsksForFullSummary) {
+uint64_t TotalServed(SimCluster& c) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < c.size(); ++i) n += c.engine(static_cast<int>(i)).stats().deltas_served;
+  return n;
+}
+
+// Node 2 misses every copy of node 0's next delta (and the digests that would announce it);
+// node 0's following delta then shows a gap, which node 2 must not guess across.
+void MissOneDeltaThenResync(SimCluster* c, uint64_t* fulls_before, uint64_t* resyncs_before) {
+  AddRing(c, 3);
+  for (int i = 0; i < 3; ++i) AddKeys(c, i, 30);
+  ASSERT_TRUE(c->RunUntilTrue([&] { return c->AllHoldAll(); }, 30000));
+  c->SetFilter([](const sim::Frame& f) { return IsDeltaTo(f, 2) || IsDigestTo(f, 2); });
+  AddKeys(c, 0, 5, 1000);
+  c->RunFor(2 * kInterval);
+  EXPECT_FALSE(c->Holds(2, 0));
+  c->SetFilter(nullptr);
+  *fulls_before = c->engine(2).stats().full_summaries_in;
+  *resyncs_before = c->engine(2).stats().resyncs_requested;
+  AddKeys(c, 0, 5, 2000);
+  ASSERT_TRUE(c->RunUntilTrue([&] { return c->Holds(2, 0); }, c->now() + 3 * kInterval));
+  EXPECT_GT(c->engine(2).stats().resyncs_requested, *resyncs_before);
+  EXPECT_EQ(c->FalseNegatives(), 0u);
+}
+
+TEST(GossipCluster, GapIsRepairedWithRecentDeltas) {
   SimCluster c;
-  AddRing(&c, 3);
-  for (int i = 0; i < 3; ++i) AddKeys(&c, i, 30);
-  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, 30000));
-  // Node 2 misses every copy of node 0's next delta, and the digests that would tell it.
-  c.SetFilter([](const sim::Frame& f) { return IsDeltaTo(f, 2) || IsDigestTo(f, 2); });
-  AddKeys(&c, 0, 5, 1000);
-  c.RunFor(2 * kInterval);
-  EXPECT_FALSE(c.Holds(2, 0));
-  c.SetFilter(nullptr);
-  const uint64_t resyncs = c.engine(2).stats().resyncs_requested;
-  AddKeys(&c, 0, 5, 2000);
-  ASSERT_TRUE(c.RunUntilTrue([&] { return c.Holds(2, 0); }, c.now() + 3 * kInterval));
-  EXPECT_GT(c.engine(2).stats().resyncs_requested, resyncs);
-  EXPECT_EQ(c.FalseNegatives(), 0u);
+  uint64_t fulls = 0, resyncs = 0;
+  MissOneDeltaThenResync(&c, &fulls, &resyncs);
+  EXPECT_GT(TotalServed(c), 0u);
+  EXPECT_EQ(c.engine(2).stats().full_summaries_in, fulls);  // no full summary was needed
+}
+
+TEST(GossipCluster, GapBeyondRecentDeltasGetsFullSummary) {
+  GossipOptions o = SimCluster::DefaultOptions();
+  o.recent_delta_bytes = 1;  // no delta fits: every repair is a full summary
+  SimCluster c(NetOptions(), o);
+  uint64_t fulls = 0, resyncs = 0;
+  MissOneDeltaThenResync(&c, &fulls, &resyncs);
+  EXPECT_EQ(TotalServed(c), 0u);
+  EXPECT_GT(c.engine(2).stats().full_summaries_in, fulls);
 }
 
 TEST(GossipCluster, SilentNodeIsDeadWithinTimeoutAndComesBack) {
@@ -253,6 +278,38 @@ TEST(GossipCluster, SameSeedsGiveTheSameRun) {
     return out;
   };
   EXPECT_EQ(run(), run());
+}
+
+// After warm-up, each delta reaches each node about once: relay trees, not flooding (which
+// costs about the node degree, 5-8 here, copies per node and delta).
+TEST(GossipCluster, DeltasSettleOnRelayTrees) {
+  SimCluster c;
+  const int n = 16;
+  for (int i = 0; i < n; ++i) {
+    NodeSpec s;
+    s.id = "node" + std::to_string(i);
+    s.seeds = {i == 0 ? "node1" : "node0"};
+    c.AddNode(s);
+  }
+  int next_key[n] = {};
+  std::mt19937_64 rng(21);
+  Churn(&c, &rng, 20, next_key);
+  uint64_t in_before = 0, prunes = 0;
+  for (int i = 0; i < n; ++i) in_before += c.engine(i).stats().deltas_in;
+  const int rounds = 20;
+  Churn(&c, &rng, rounds, next_key);
+  uint64_t in_after = 0;
+  for (int i = 0; i < n; ++i) {
+    in_after += c.engine(i).stats().deltas_in;
+    prunes += c.engine(i).stats().prunes;
+  }
+  const double per_delta_and_node =
+      static_cast<double>(in_after - in_before) / (rounds * n * (n - 1));
+  EXPECT_GT(prunes, 0u);
+  EXPECT_GE(per_delta_and_node, 0.9);  // deltas did arrive (a few may be served as repairs)
+  EXPECT_LT(per_delta_and_node, 2.0) << "deltas received per (delta, node)";
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, c.now() + 10 * kInterval));
+  EXPECT_EQ(c.FalseNegatives(), 0u);
 }
 
 }  // namespace
