@@ -50,6 +50,7 @@ class Parser {
 
   std::string path_;
   Config* c_;
+  uint32_t squid_feed_line_ = 0;  // line of a store.log feed's format, 0 when none
 };
 
 Status Parser::String(const toml::node& n, std::string_view key, std::string* out) const {
@@ -173,9 +174,11 @@ Status Parser::Feeds(const toml::node& n) {
         if (feed.path.empty()) return Error(v, "'feeds.path' must not be empty");
       } else if (k.str() == "format") {
         PEERBLOOM_RETURN_IF_ERROR(String(v, "feeds.format", &feed.format));
-        if (feed.format != "line") {
-          return Error(v, "'feeds.format' must be 'line', got '" + feed.format + "'");
+        if (feed.format != "line" && feed.format != "squid-store-log") {
+          return Error(
+              v, "'feeds.format' must be 'line' or 'squid-store-log', got '" + feed.format + "'");
         }
+        if (feed.format == "squid-store-log") squid_feed_line_ = v.source().begin.line;
       } else if (k.str() == "start_at_end") {
         PEERBLOOM_RETURN_IF_ERROR(Bool(v, "feeds.start_at_end", &feed.start_at_end));
       } else {
@@ -352,6 +355,9 @@ Status Parser::Finish(const toml::table& root) {
   } else {
     return At(ctl_line,
               "'control' must be 'ipc://PATH' or 'tcp://HOST:PORT', got '" + c_->control + "'");
+  }
+  if (squid_feed_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
+    return At(squid_feed_line_, "a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
   }
   if (c_->key_file.empty()) c_->key_file = c_->data_dir + "/node.key";
   if (c_->log_file.empty()) c_->log_file = c_->data_dir + "/peerbloomd.log";

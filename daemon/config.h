@@ -25,7 +25,8 @@ namespace peerbloom::daemon {
 // bare URL lines (docs/operations.md).
 struct FeedConfig {
   std::string path;
-  // Default: "line". The only format so far.
+  // Default: "line". Or "squid-store-log": Squid's store.log (docs/squid.md), which needs
+  // key_scheme = "squid-md5".
   std::string format = "line";
   // Default: false. For a regular file: start at the end on first sight instead of the start.
   bool start_at_end = false;

@@ -108,7 +108,9 @@ Status Daemon::RestoreSnapshot(uint64_t* epoch) {
   store_->mutable_stats()->removes = snap.removes;
   for (const FeedPosition& pos : snap.feeds) {
     for (auto& feed : feeds_) {
-      if (feed->config().path == pos.path) feed->Restore(pos);
+      if (feed->config().path != pos.path) continue;
+      s = feed->Restore(pos, static_cast<size_t>(config_.capacity) * 4);
+      if (!s.ok()) return Status::Corruption(s.message() + aside);
     }
   }
   // A restored node keeps its content but starts a new epoch: peers replace what they held of
@@ -158,7 +160,9 @@ Status Daemon::Start() {
   so.key_scheme = config_.key_scheme;
   so.cluster_secret = config_.cluster_secret;
   PEERBLOOM_RETURN_IF_ERROR(LocalStore::Create(so, &store_));
-  for (const FeedConfig& fc : config_.feeds) feeds_.push_back(std::make_unique<Feed>(fc));
+  for (const FeedConfig& fc : config_.feeds) {
+    feeds_.push_back(std::make_unique<Feed>(fc, store_->hasher().key()));
+  }
   uint64_t epoch = 0;
   PEERBLOOM_RETURN_IF_ERROR(RestoreSnapshot(&epoch));
 

@@ -13,7 +13,17 @@ nlohmann::json Daemon::Stats(int64_t now) const {
   for (const auto& feed : feeds_) {
     const FeedStats& s = feed->stats();
     const FileFollowerStats& fs = feed->follower_stats();
+    nlohmann::json store_log = nullptr;
+    if (const StoreLogState* st = feed->store_log()) {
+      const StoreLogCounters& c = st->counters();
+      store_log = {
+          {"live_keys", st->live().size()},         {"duplicate_swapouts", c.duplicate_swapouts},
+          {"unknown_releases", c.unknown_releases}, {"swapout_failures", c.swapout_failures},
+          {"other_actions", c.other_actions},       {"internal", c.internal}};
+    }
     feeds.push_back({{"path", feed->config().path},
+                     {"format", feed->config().format},
+                     {"store_log", store_log},
                      {"fifo", feed->is_fifo()},
                      {"open", feed->is_open()},
                      {"offset", feed->position().offset},

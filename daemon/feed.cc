@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "peerbloom/feed.h"
+#include "peerbloom/squid_store_log.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -17,16 +18,28 @@ FileFollowerOptions FollowerOptions(const FeedConfig& config) {
 
 }  // namespace
 
-Feed::Feed(FeedConfig config)
-    : config_(std::move(config)), follower_(config_.path, FollowerOptions(config_)) {}
+Feed::Feed(FeedConfig config, const SipKey& seed)
+    : config_(std::move(config)), follower_(config_.path, FollowerOptions(config_)) {
+  if (config_.format == "squid-store-log") store_log_ = std::make_unique<StoreLogState>(seed);
+}
 
-void Feed::Restore(const FeedPosition& p) {
+Status Feed::Restore(const FeedPosition& p, size_t max_keys) {
+  if (store_log_ != nullptr && !p.state.empty()) {
+    Status s = store_log_->DecodeFrom(p.state, max_keys);
+    if (!s.ok()) {
+      return Status::Corruption("feed '" + config_.path + "': saved live keys: " + s.message());
+    }
+  }
   follower_.ResumeFrom({p.device, p.inode, p.offset, p.fingerprint_bytes, p.fingerprint});
+  return Status::Ok();
 }
 
 FeedPosition Feed::position() const {
   const FollowerPosition p = follower_.position();
-  return {config_.path, p.device, p.inode, p.offset, p.fingerprint_bytes, p.fingerprint};
+  FeedPosition out{config_.path,        p.device,      p.inode, p.offset,
+                   p.fingerprint_bytes, p.fingerprint, ""};
+  if (store_log_ != nullptr) store_log_->EncodeTo(&out.state);
+  return out;
 }
 
 bool Feed::Poll(LocalStore* store, int64_t now_ms) {
@@ -38,8 +51,47 @@ bool Feed::Poll(LocalStore* store, int64_t now_ms) {
       spdlog::error("feed '{}': {}", config_.path, s.message());
     return false;
   }
-  for (const std::string& line : lines_) ApplyLine(line, store, now_ms);
+  for (const std::string& line : lines_) {
+    if (store_log_ != nullptr) {
+      ApplyStoreLogLine(line, store, now_ms);
+    } else {
+      ApplyLine(line, store, now_ms);
+    }
+  }
   return more;
+}
+
+void Feed::Malformed(const Status& why, int64_t now_ms) {
+  ++stats_.malformed;
+  uint64_t suppressed = 0;
+  if (log_.Allow(now_ms, &suppressed)) {
+    spdlog::warn("feed '{}': line {}: {} ({} similar lines suppressed)", config_.path, stats_.lines,
+                 why.message(), suppressed);
+  }
+}
+
+void Feed::ApplyStoreLogLine(std::string_view line, LocalStore* store, int64_t now_ms) {
+  ++stats_.lines;
+  SquidKey key;
+  Status error;
+  switch (store_log_->ApplyLine(line, &key, &error)) {
+    case StoreLogDecision::kAdd:
+      store->Add(SquidKeyBytes(key));
+      ++stats_.adds;
+      break;
+    case StoreLogDecision::kRemove:
+      if (store->Remove(SquidKeyBytes(key))) {
+        ++stats_.removes;
+      } else {
+        ++stats_.removes_refused;
+      }
+      break;
+    case StoreLogDecision::kMalformed:
+      Malformed(error, now_ms);
+      break;
+    case StoreLogDecision::kIgnore:
+      break;
+  }
 }
 
 void Feed::ApplyLine(std::string_view line, LocalStore* store, int64_t now_ms) {
@@ -50,12 +102,7 @@ void Feed::ApplyLine(std::string_view line, LocalStore* store, int64_t now_ms) {
     s = FeedLineKeyBytes(parsed, store->encoder(), &key_bytes_);
   }
   if (!s.ok()) {
-    ++stats_.malformed;
-    uint64_t suppressed = 0;
-    if (log_.Allow(now_ms, &suppressed)) {
-      spdlog::warn("feed '{}': line {}: {} ({} similar lines suppressed)", config_.path,
-                   stats_.lines, s.message(), suppressed);
-    }
+    Malformed(s, now_ms);
     return;
   }
   if (parsed.op == FeedOp::kAdd) {

@@ -1,13 +1,16 @@
-// Feed: one configured line feed (a regular file followed like `tail -F`, or a FIFO), read
-// without blocking through FileFollower and applied to the local store. The line grammar is
-// lib's (peerbloom/feed.h; docs/operations.md, "The line feed"). Rotation, truncation and
-// resuming at a snapshot's position are FileFollower's (daemon/file_follower.h).
+// Feed: one configured feed (a regular file followed like `tail -F`, or a FIFO), read without
+// blocking through FileFollower and applied to the local store. Two formats:
+//  - "line": lib's generic line feed (peerbloom/feed.h; docs/operations.md, "The line feed");
+//  - "squid-store-log": Squid's store.log, turned into exact set changes by StoreLogState's
+//    live-key set (docs/squid.md), which is saved in snapshots with the position.
+// Rotation, truncation and resuming at a snapshot's position are FileFollower's.
 //
 // Thread-safety: none. Resource owner: not copyable.
 #ifndef PEERBLOOM_DAEMON_FEED_H_
 #define PEERBLOOM_DAEMON_FEED_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,7 @@
 #include "daemon/local_store.h"
 #include "daemon/log_limiter.h"
 #include "daemon/snapshot.h"
+#include "peerbloom/squid_store_log_state.h"
 
 namespace peerbloom::daemon {
 
@@ -29,12 +33,14 @@ struct FeedStats {
 
 class Feed {
  public:
-  explicit Feed(FeedConfig config);
+  // `seed` keys a store.log feed's live-key table (use the index key: it is secret).
+  Feed(FeedConfig config, const SipKey& seed);
   Feed(const Feed&) = delete;
   Feed& operator=(const Feed&) = delete;
 
   // Resumes a regular file at a snapshot's position when the file is still the same one.
-  void Restore(const FeedPosition& position);
+  // Corruption when a store.log feed's saved live-key set does not decode.
+  Status Restore(const FeedPosition& position, size_t max_keys);
   // Applies the complete lines available now (bounded per call). Returns true when a limit
   // stopped it with more to read.
   bool Poll(LocalStore* store, int64_t now_ms);
@@ -45,14 +51,19 @@ class Feed {
   const FeedConfig& config() const { return config_; }
   const FeedStats& stats() const { return stats_; }
   const FileFollowerStats& follower_stats() const { return follower_.stats(); }
+  // Null for line feeds.
+  const StoreLogState* store_log() const { return store_log_.get(); }
   bool is_fifo() const { return follower_.is_fifo(); }
   bool is_open() const { return follower_.is_open(); }
 
  private:
   void ApplyLine(std::string_view line, LocalStore* store, int64_t now_ms);
+  void ApplyStoreLogLine(std::string_view line, LocalStore* store, int64_t now_ms);
+  void Malformed(const Status& why, int64_t now_ms);
 
   FeedConfig config_;
   FileFollower follower_;
+  std::unique_ptr<StoreLogState> store_log_;
   std::vector<std::string> lines_;
   FeedStats stats_;
   std::string key_bytes_;

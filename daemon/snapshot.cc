@@ -38,7 +38,8 @@ nlohmann::json HeaderJson(const SnapshotState& s) {
                      {"inode", f.inode},
                      {"offset", f.offset},
                      {"fingerprint_bytes", f.fingerprint_bytes},
-                     {"fingerprint", f.fingerprint}});
+                     {"fingerprint", f.fingerprint},
+                     {"state_bytes", f.state.size()}});
   }
   return {{"node_id", s.node_id},
           {"epoch", s.epoch},
@@ -78,7 +79,7 @@ Status SyncDirectoryOf(const std::string& path) {
   return ok ? Status::Ok() : Status::IOError("cannot sync '" + dir + "': " + err);
 }
 
-Status ParseHeader(const nlohmann::json& j, SnapshotState* s) {
+Status ParseHeader(const nlohmann::json& j, uint64_t file_size, SnapshotState* s) {
   try {
     s->node_id = j.at("node_id").get<std::string>();
     s->epoch = j.at("epoch").get<uint64_t>();
@@ -96,10 +97,14 @@ Status ParseHeader(const nlohmann::json& j, SnapshotState* s) {
     s->removes = j.value("removes", uint64_t{0});
     s->written_unix_ms = j.value("written_unix_ms", int64_t{0});
     for (const auto& f : j.at("feeds")) {
+      if (f.value("state_bytes", uint64_t{0}) > file_size) {
+        return Status::Corruption("bad feed state length");
+      }
       s->feeds.push_back({f.at("path").get<std::string>(), f.at("device").get<uint64_t>(),
                           f.at("inode").get<uint64_t>(), f.at("offset").get<uint64_t>(),
                           f.at("fingerprint_bytes").get<uint32_t>(),
-                          f.at("fingerprint").get<uint64_t>()});
+                          f.at("fingerprint").get<uint64_t>(),
+                          std::string(f.value("state_bytes", uint64_t{0}), '\0')});
     }
   } catch (const nlohmann::json::exception& e) {
     return Status::Corruption(std::string("bad header: ") + e.what());
@@ -146,6 +151,7 @@ Status WriteSnapshot(const std::string& path, const SnapshotState& state) {
   XXH3_64bits_reset(hs);
   XXH3_64bits_update(hs, head.data(), head.size());
   XXH3_64bits_update(hs, state.cells.data(), state.cells.size());
+  for (const FeedPosition& f : state.feeds) XXH3_64bits_update(hs, f.state.data(), f.state.size());
   std::string tail;
   PutFixed(&tail, XXH3_64bits_digest(hs), 8);
   XXH3_freeState(hs);
@@ -155,6 +161,9 @@ Status WriteSnapshot(const std::string& path, const SnapshotState& state) {
   if (fd < 0) return Status::IOError("cannot create '" + tmp + "': " + Errno());
   Status s = WriteAll(fd, head.data(), head.size());
   if (s.ok()) s = WriteAll(fd, state.cells.data(), state.cells.size());
+  for (const FeedPosition& f : state.feeds) {
+    if (s.ok()) s = WriteAll(fd, f.state.data(), f.state.size());
+  }
   if (s.ok()) s = WriteAll(fd, tail.data(), tail.size());
   if (s.ok() && ::fsync(fd) != 0) s = Status::IOError(Errno());
   ::close(fd);
@@ -188,14 +197,23 @@ Status ReadSnapshot(const std::string& path, SnapshotState* out) {
     return corrupt("bad header length");
   }
   const uint64_t cells_len = GetFixed(bytes.data() + 16 + header_len, 8);
-  if (cells_len != bytes.size() - 16 - header_len - 16) return corrupt("bad counters length");
+  const uint64_t room = bytes.size() - 16 - header_len - 16;  // counters and feed states
+  if (cells_len > room) return corrupt("bad counters length");
   SnapshotState state;
   const auto json = nlohmann::json::parse(bytes.data() + 16, bytes.data() + 16 + header_len,
                                           nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) return corrupt("header is not JSON");
-  Status s = ParseHeader(json, &state);
+  Status s = ParseHeader(json, bytes.size(), &state);
   if (!s.ok()) return corrupt(s.message());
   state.cells.assign(bytes.data() + 24 + header_len, cells_len);
+  uint64_t at = 24 + header_len + cells_len;
+  for (FeedPosition& f : state.feeds) {
+    const uint64_t len = f.state.size();
+    if (len > bytes.size() - 8 - at) return corrupt("bad feed state length");
+    f.state.assign(bytes.data() + at, len);
+    at += len;
+  }
+  if (at != bytes.size() - 8) return corrupt("bad feed state length");
   *out = std::move(state);
   return Status::Ok();
 }

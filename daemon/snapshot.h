@@ -9,7 +9,8 @@
 //                scheme, index-key fingerprint, feed positions, writer's wall time)
 //   +16+H     8  C: counter bytes length
 //   +24+H     C  the counting filter's packed 4-bit counters
-//   +24+H+C   8  XXH3-64 of every byte before it
+//   +24+H+C   S  each feed's state bytes, in the header's feed order (lengths in the header)
+//   +24+H+C+S 8  XXH3-64 of every byte before it
 //
 // Writing: a temp file in the same directory, fsync, rename over the old one, fsync the
 // directory. A crash leaves either the old or the new snapshot, never a torn one; a torn or
@@ -35,6 +36,7 @@ struct FeedPosition {
   uint64_t offset = 0;
   uint32_t fingerprint_bytes = 0;  // FileFollower's check of the bytes before `offset`
   uint64_t fingerprint = 0;
+  std::string state;  // the feed's own state (a store.log feed's live-key set), may be empty
   bool operator==(const FeedPosition&) const = default;
 };
 

@@ -111,6 +111,14 @@ TEST(Config, ErrorsNameFileAndLine) {
             "t.toml:4: 'capacity' must be between '1' and '4294967296', got '0'");
 }
 
+TEST(Config, StoreLogFeedNeedsSquidKeys) {
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "key_scheme = \"raw\"\n[[feeds]]\npath = \"/x\"\n"
+                                            "format = \"squid-store-log\"\n"),
+            "t.toml:7: a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "[[feeds]]\npath = \"/x\"\nformat = \"csv\"\n"),
+            "t.toml:6: 'feeds.format' must be 'line' or 'squid-store-log', got 'csv'");
+}
+
 TEST(Config, TomlSyntaxErrorsKeepTheirLine) {
   const std::string message = ErrorOf("node_id = \"a\"\nlisten = \n");
   EXPECT_EQ(message.rfind("t.toml:2: ", 0), 0u) << message;

@@ -111,6 +111,35 @@ TEST_F(DaemonLoop, SnapshotRestoresContentAndFeedPosition) {
   EXPECT_EQ(reply["stats"]["feeds"][0]["lines"], 1) << "resumed after the lines already applied";
 }
 
+TEST_F(DaemonLoop, SquidStoreLogFeedKeepsTheLiveSetAcrossRestart) {
+  const std::string text = "node_id = \"squid\"\nlisten = \"tcp://127.0.0.1:0\"\ndata_dir = \"" +
+                           dir_ + "/data\"\ncurve = false\ncapacity = 10000\n[[feeds]]\npath = \"" +
+                           PEERBLOOM_SOURCE_DIR +
+                           "/tests/data/squid/sample_store_A.log\"\n"
+                           "format = \"squid-store-log\"\n";
+  ASSERT_TRUE(ParseConfig(text, "squid.toml", &config_).ok());
+  std::string body;
+  {
+    Daemon d(config_, &clock_);
+    ASSERT_TRUE(d.Start().ok());
+    Turn(&d, 5);
+    json reply = Ask(&d, {{"op", "stats"}}, "", &body);
+    const json& feed = reply["stats"]["feeds"][0];
+    EXPECT_EQ(feed["lines"], 389);
+    EXPECT_EQ(feed["store_log"]["live_keys"], 302) << "docs/squid.md: 302 keys held";
+    EXPECT_EQ(reply["stats"]["filter"]["items"], 302);
+    EXPECT_EQ(feed["removes_refused"], 0);
+    ASSERT_TRUE(d.WriteSnapshotNow().ok());
+  }
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  Turn(&d, 5);
+  json reply = Ask(&d, {{"op", "stats"}}, "", &body);
+  EXPECT_EQ(reply["stats"]["feeds"][0]["lines"], 0) << "resumed at the end";
+  EXPECT_EQ(reply["stats"]["feeds"][0]["store_log"]["live_keys"], 302);
+  EXPECT_EQ(reply["stats"]["filter"]["items"], 302);
+}
+
 TEST_F(DaemonLoop, CorruptSnapshotRefusesToStart) {
   {
     Daemon d(config_, &clock_);
