@@ -119,8 +119,7 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
     if (!matches.empty()) ++claimed;
     for (size_t i = 0; i < matches.size(); ++i) {
       if (i > 0) reply_body->push_back(' ');
-      AppendIndex(reply_body, node_index(matches[i], i == 0 && matches[i].node_id == self.node_id &&
-                                                         matches[i].endpoint == self.endpoint));
+      AppendIndex(reply_body, node_index(matches[i], matches[i].node_id == self.node_id));
     }
     reply_body->push_back('\n');
   });

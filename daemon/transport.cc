@@ -83,7 +83,7 @@ void Transport::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
 
 void Transport::Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler) {
   try {
-    if (items[2].revents & ZMQ_POLLIN) ServeZap();
+    if (items[2].revents & ZMQ_POLLIN) ServeZap(now_ms);
     if (items[0].revents & ZMQ_POLLIN) ReceivePeerMessages(now_ms, handler);
     if (items[1].revents & ZMQ_POLLIN) ReadMonitor();
   } catch (const zmq::error_t& e) {
@@ -130,7 +130,7 @@ void Transport::Refused(int64_t now_ms, const std::string& why) {
   }
 }
 
-void Transport::ServeZap() {
+void Transport::ServeZap(int64_t now_ms) {
   std::vector<zmq::message_t> frames;
   do {
     zmq::message_t part;
@@ -150,7 +150,7 @@ void Transport::ServeZap() {
   } else {
     ++stats_.zap_denied;
     uint64_t suppressed = 0;
-    if (refused_log_.Allow(0, &suppressed)) {
+    if (refused_log_.Allow(now_ms, &suppressed)) {
       spdlog::warn("refused peer link from {} with unauthorized key '{}'",
                    frames.size() > 3 ? frames[3].to_string() : "?", who);
     }

@@ -95,7 +95,7 @@ class Transport {
 
   void ReceivePeerMessages(int64_t now_ms, const Handler& handler);
   bool ReceiveOne(int64_t now_ms, const Handler& handler);
-  void ServeZap();
+  void ServeZap(int64_t now_ms);
   void ReadMonitor();
   Link* LinkFor(const Outgoing& out, int64_t now_ms);
   void Refused(int64_t now_ms, const std::string& why);
