@@ -199,6 +199,7 @@ class GossipEngine::Impl {
   // Encodes a held summary (this node's or a member's); false when none is held.
   bool EncodeHeld(const std::string& origin, std::string* codec_bytes);
   void NoteDropped(const std::string& endpoint);
+  bool QueueFull(const std::string& endpoint) const;
 
   GossipOptions opt_;
   int64_t heartbeat_interval_ms_;

@@ -127,6 +127,11 @@ void GossipEngine::Impl::ClearEncoded(Member* m) {
   m->encoded_full.shrink_to_fit();
 }
 
+bool GossipEngine::Impl::QueueFull(const std::string& endpoint) const {
+  auto it = pending_bytes_.find(endpoint);
+  return it != pending_bytes_.end() && it->second >= opt_.max_pending_bytes_per_endpoint;
+}
+
 void GossipEngine::Impl::NoteDropped(const std::string& endpoint) {
   if (endpoint.empty()) return;
   if (std::find(dropped_.begin(), dropped_.end(), endpoint) == dropped_.end()) {

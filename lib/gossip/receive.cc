@@ -310,6 +310,12 @@ void GossipEngine::Impl::OnRequests(const WireFrame& frame, Member* sender, int6
       epoch = m->epoch;
     }
     if (epoch < q.epoch) continue;
+    // Answering costs an encoding at worst: stop once this sender's queue is full (the rest
+    // would be dropped anyway).
+    if (QueueFull(sender->endpoint)) {
+      ++stats_.queue_dropped;
+      break;
+    }
     if (epoch == q.epoch && q.have_version > 0 && ServeDeltas(*sender, q)) continue;
     if (!EncodeHeld(q.origin, &bytes)) continue;
     SendSummaryBytes(sender->endpoint, sender->public_key, false, WireType::kFullSummary, bytes);
