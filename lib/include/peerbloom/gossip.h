@@ -14,7 +14,9 @@
 //    lacks or holds newer;
 //  - each gossip interval, a node sends its own deltas (and those it received from others,
 //    relayed once) to its neighbours; a receiver that sees a gap in an origin's versions asks
-//    for a full summary and never guesses;
+//    for a full summary and never guesses (the sender may answer with the missing deltas).
+//    Duplicates prune links per origin, so each origin's deltas settle on a relay tree
+//    (docs/gossip.md);
 //  - periodic anti-entropy (digest exchange with a random neighbour) repairs anything missed;
 //  - heartbeats ride on digests: a member whose heartbeat has not advanced within the
 //    failure timeout, directly or through gossip, is dead: it disappears from who-has answers,
