@@ -39,6 +39,11 @@ Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
 Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
   std::string endpoint;
   PEERBLOOM_RETURN_IF_ERROR(ResolveControl(g, &endpoint));
+  // An ipc socket that does not exist would only show up as a timeout: say so at once.
+  if (endpoint.rfind("ipc://", 0) == 0 && ::access(endpoint.c_str() + 6, F_OK) != 0) {
+    return Status::IOError("control socket '" + endpoint.substr(6) +
+                           "' does not exist (is peerbloomd running? see --control, --config)");
+  }
   *out = std::make_unique<ControlClient>(endpoint, g.timeout_ms);
   return Status::Ok();
 }
@@ -190,6 +195,7 @@ int RunChange(const GlobalOptions& g, const KeyArgs& a, bool add) {
   } else {
     std::printf("%s %llu\n", add ? "added" : "removed", static_cast<unsigned long long>(applied));
   }
+  std::fflush(stdout);
   if (refused > 0) {
     std::fprintf(stderr, "peerbloom: warning: %llu not in the filter, not removed\n",
                  static_cast<unsigned long long>(refused));

@@ -1,0 +1,117 @@
+// The peerbloom binary as users run it: output, exit codes and messages.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "tests/integration/cluster_harness.h"
+
+namespace peerbloom::testing {
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Result Cli(const std::string& args, const std::string& input = "") {
+  std::string command = std::string(PEERBLOOM_CLI_BIN) + " " + args + " 2>&1";
+  if (!input.empty()) command = "printf '" + input + "' | " + command;
+  Result r;
+  FILE* p = ::popen(command.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+TEST(Cli, CalcForwardAndReverse) {
+  Result r = Cli("calc --items 1000000 --fpr 0.01");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("m = 9585059 bits (1198133 bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("k = 7\n"), std::string::npos) << r.out;
+  r = Cli("--json calc --bits 9585059 --fpr 0.01");
+  EXPECT_EQ(r.exit_code, 0);
+  const json j = json::parse(r.out);
+  EXPECT_EQ(j["k"], 7);
+  EXPECT_NEAR(j["capacity"].get<double>(), 1e6, 1e6 * 0.001);
+  r = Cli("calc --items 10");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "peerbloom: error: give exactly two of --items, --fpr and --bits\n");
+}
+
+TEST(Cli, UnknownCommandSuggestsTheClosest) {
+  Result r = Cli("whohas http://x/");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "peerbloom: error: unknown command 'whohas', did you mean 'who-has'?\n");
+  r = Cli("frobnicate");
+  EXPECT_EQ(r.out, "peerbloom: error: unknown command 'frobnicate' (see 'peerbloom --help')\n");
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const char* cmd : {"who-has", "add", "remove", "stats", "peers", "summary", "calc", "build",
+                          "query", "dedup", "inspect", "keygen", "bench"}) {
+    Result r = Cli(std::string(cmd) + " --help");
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_NE(r.out.find("Usage:"), std::string::npos) << cmd;
+  }
+}
+
+TEST(Cli, MissingDaemonIsAnErrorNotAHang) {
+  Result r = Cli("--control ipc:///nonexistent/control.sock who-has http://x/");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out,
+            "peerbloom: error: control socket '/nonexistent/control.sock' does not exist (is "
+            "peerbloomd running? see --control, --config)\n");
+}
+
+TEST(Cli, BuildQueryInspectAndDedupOffline) {
+  Cluster scratch;  // only for its temporary directory
+  const std::string dir = scratch.dir();
+  {
+    std::ofstream urls(dir + "/urls.txt");
+    for (int i = 0; i < 5000; ++i) urls << "http://e.example/" << i << "\n";
+  }
+  Result r = Cli("build -i " + dir + "/urls.txt -o " + dir + "/s.summary --secret k");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = Cli("query -s " + dir + "/s.summary --secret k http://e.example/7");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "http://e.example/7: maybe\n");
+  // Every built key answers "maybe": no false negatives.
+  r = Cli("query -s " + dir + "/s.summary --secret k - < " + dir + "/urls.txt | grep -c ': no'");
+  EXPECT_EQ(r.out, "0\n");
+  r = Cli("--json inspect " + dir + "/s.summary");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["estimated_items"], 5000);
+  r = Cli("dedup -n 20000 -i " + dir + "/urls.txt | wc -l");
+  EXPECT_EQ(r.out, "5000\n");
+  r = Cli("dedup -n 20000", "a\\nb\\na\\nc\\nb\\n");
+  EXPECT_EQ(r.out, "a\nb\nc\n");
+}
+
+TEST(Cli, WhoHasExitCodesAgainstADaemon) {
+  Cluster cluster;
+  Node* node = cluster.AddNode("solo");
+  ASSERT_TRUE(node->Start(NodeOptions(), {}));
+  const std::string control = "--control ipc://" + cluster.dir() + "/solo/control.sock ";
+  Result r = Cli(control + "add http://x/held");
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out, "added 1\n");
+  r = Cli(control + "who-has http://x/held");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("http://x/held: solo (local, tcp://127.0.0.1:", 0), 0u) << r.out;
+  r = Cli(control + "who-has http://x/absent");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "http://x/absent: no node\n");
+  r = Cli(control + "who-has -", "http://x/absent\\nhttp://x/held\\n");
+  EXPECT_EQ(r.exit_code, 0);
+  r = Cli(control + "remove http://x/never-added");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "removed 0\npeerbloom: warning: 1 not in the filter, not removed\n");
+}
+
+}  // namespace
+}  // namespace peerbloom::testing
