@@ -4,6 +4,7 @@
 //  receive.cc        OnMessage: digests, full summaries, deltas, requests
 //  rounds.cc         OnTick: heartbeats, gossip rounds, anti-entropy, local publications
 //  outbox.cc         frames out, per-endpoint byte caps
+//  imports.cc        imported Squid Cache Digests: store, spread, announce, expire
 // docs/gossip.md describes the protocol these implement.
 #ifndef PEERBLOOM_LIB_GOSSIP_ENGINE_H_
 #define PEERBLOOM_LIB_GOSSIP_ENGINE_H_
@@ -19,6 +20,7 @@
 
 #include "peerbloom/gossip.h"
 #include "peerbloom/peer_index.h"
+#include "peerbloom/squid_digest.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
 
@@ -88,6 +90,24 @@ struct Member {
   uint64_t rank = 0;  // orders inbound links when only some may carry deltas
 };
 
+// An imported Squid Cache Digest as this node holds it (docs/gossip.md).
+struct Import {
+  std::string id;
+  std::string importer;
+  std::string source_url;
+  uint64_t version = 0;
+  uint64_t fetched_unix_ms = 0;
+  int64_t received_ms = 0;
+  int64_t expires_ms = 0;  // local time it leaves who-has unless refreshed
+  bool withdrawn = false;  // a tombstone kept until expires_ms so older copies stay out
+  std::string bytes;       // the digest as served, to pass on; empty when withdrawn
+  CacheDigestHeader header;
+  double fill = 0.0;
+  double fpr = 0.0;
+  PeerIndex::Slot slot = PeerIndex::kNoSlot;
+  int64_t requested_ms = kNeverMs;  // last request for a newer version
+};
+
 struct SeedState {
   Seed seed;
   std::string member_id;  // resolved when a frame from its endpoint arrives
@@ -126,8 +146,36 @@ class GossipEngine::Impl {
   std::vector<std::string> TakeDropped();
 
   const GossipStats& stats() const { return stats_; }
+  // imports.cc
+  Status ImportDigest(const DigestImport& import, int64_t now_ms);
+  void ForgetImport(std::string_view source, int64_t now_ms);
 
  private:
+  // imports.cc
+  bool ImportLive(const Import& imp, int64_t now_ms) const;
+  // Parses every digest of a kImportedDigest frame before anything changes.
+  Status CheckImports(const WireFrame& frame, std::vector<CacheDigest>* digests);
+  void OnImports(const WireFrame& frame, std::vector<CacheDigest>* digests, Member* sender,
+                 int64_t now_ms);
+  void ApplyImport(const ImportedDigestEntry& e, CacheDigest* digest, Member* sender,
+                   int64_t now_ms);
+  void StoreImport(const ImportedDigestEntry& e, CacheDigest digest, int64_t now_ms);
+  void DropImportSlot(Import* imp);
+  ImportedDigestEntry EntryOf(const Import& imp, bool with_digest, int64_t now_ms) const;
+  // Sends an import to every live linked member but `skip_a` and `skip_b`.
+  void SpreadImport(const Import& imp, std::string_view skip_a, std::string_view skip_b,
+                    int64_t now_ms);
+  void SendImports(const std::string& endpoint, const std::string& public_key, bool chosen,
+                   const std::vector<ImportedDigestEntry>& entries);
+  // Anti-entropy: (origin, version) of every import held, without the bytes.
+  void AnnounceImports(const std::string& endpoint, const std::string& public_key, bool chosen,
+                       int64_t now_ms);
+  // True when `q` names an import (answered if held); false for members.
+  bool ServeImport(const Member& to, const FullRequest& q, int64_t now_ms);
+  void ExpireImports(int64_t now_ms);
+  void AddImportPeers(int64_t now_ms, std::vector<PeerInfo>* out) const;
+  const Import* FindImportBySlot(PeerIndex::Slot slot) const;
+
   // membership.cc
   bool Alive(const Member& m, int64_t now_ms) const;
   Member* Find(std::string_view id);
@@ -226,6 +274,7 @@ class GossipEngine::Impl {
   std::string own_encoded_;  // cache of EncodeSummary(own_), empty when stale
 
   std::map<std::string, Member, std::less<>> members_;
+  std::map<std::string, Import, std::less<>> imports_;
   std::vector<SeedState> seeds_;
   PeerIndex index_;
   std::vector<std::string> slot_owner_;  // PeerIndex slot -> member id

@@ -80,6 +80,12 @@ void GossipEngine::PublishDelta(const SummaryDelta& delta, int64_t now_ms) {
   impl_->PublishDelta(delta, now_ms);
 }
 void GossipEngine::FlushNow(int64_t now_ms) { impl_->FlushNow(now_ms); }
+Status GossipEngine::ImportDigest(const DigestImport& import, int64_t now_ms) {
+  return impl_->ImportDigest(import, now_ms);
+}
+void GossipEngine::ForgetImport(std::string_view source, int64_t now_ms) {
+  impl_->ForgetImport(source, now_ms);
+}
 Status GossipEngine::OnMessage(std::string_view payload, int64_t now_ms) {
   return impl_->OnMessage(payload, now_ms);
 }

@@ -185,7 +185,14 @@ void GossipEngine::Impl::WhoHas(std::string_view key_bytes, const KeyHash& hash,
   index_.QueryKey(key_bytes, hash, &slots);
   for (PeerIndex::Slot slot : slots) {
     const Member* m = slot < slot_owner_.size() ? Find(slot_owner_[slot]) : nullptr;
-    if (m == nullptr || !Alive(*m, now_ms)) continue;
+    if (m == nullptr) {
+      const Import* imp = FindImportBySlot(slot);
+      if (imp != nullptr && ImportLive(*imp, now_ms)) {
+        out->push_back(PeerMatch{imp->id, imp->source_url, now_ms - imp->received_ms, true});
+      }
+      continue;
+    }
+    if (!Alive(*m, now_ms)) continue;
     out->push_back(PeerMatch{m->id, m->endpoint, now_ms - m->summary_received_ms, false});
   }
 }
@@ -209,6 +216,11 @@ std::vector<PeerInfo> GossipEngine::Impl::Peers(int64_t now_ms) const {
     p.last_heard_ms = m.last_heard_ms == kNeverMs ? 0 : m.last_heard_ms;
     p.summary_received_ms = m.summary_received_ms;
     out.push_back(std::move(p));
+  }
+  if (!imports_.empty()) {
+    AddImportPeers(now_ms, &out);
+    std::sort(out.begin(), out.end(),
+              [](const PeerInfo& a, const PeerInfo& b) { return a.node_id < b.node_id; });
   }
   return out;
 }

@@ -46,6 +46,8 @@ Status GossipEngine::Impl::Dispatch(const WireFrame& frame, int64_t now_ms) {
                                      std::string(KeySchemeName(delta.key_scheme)) + "'");
     }
   }
+  std::vector<CacheDigest> digests;
+  if (type == WireType::kImportedDigest) PEERBLOOM_RETURN_IF_ERROR(CheckImports(frame, &digests));
   Member* sender = AcceptSender(frame.header, now_ms);
   if (sender == nullptr) return Status::ResourceExhausted("member table is full");
   if (frame.header.sender_epoch < sender->epoch) {
@@ -70,6 +72,9 @@ Status GossipEngine::Impl::Dispatch(const WireFrame& frame, int64_t now_ms) {
       break;
     case WireType::kGraft:
       for (const std::string& origin : frame.origins) sender->no_push.erase(origin);
+      break;
+    case WireType::kImportedDigest:
+      OnImports(frame, &digests, sender, now_ms);
       break;
     case WireType::kBroadcast:
       break;
@@ -134,6 +139,7 @@ void GossipEngine::Impl::OnDigest(const WireFrame& frame, Member* sender, int64_
     // The sender pushes what we lack once it reads our reply; asking now would double it.
     SendDigest(sender->endpoint, sender->public_key, false,
                CompleteDigest(kDigestComplete, now_ms));
+    AnnounceImports(sender->endpoint, sender->public_key, false, now_ms);
     return;
   }
   std::vector<FullRequest> requests;
@@ -300,6 +306,7 @@ void GossipEngine::Impl::OnRequests(const WireFrame& frame, Member* sender, int6
   std::string bytes;
   for (const FullRequest& q : frame.requests) {
     sender->no_push.erase(q.origin);  // it missed something: push to it again (graft)
+    if (ServeImport(*sender, q, now_ms)) continue;
     uint64_t epoch = 0;
     if (q.origin == opt_.node_id) {
       if (!has_own_) continue;

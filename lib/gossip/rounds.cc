@@ -71,6 +71,7 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
   SendHeartbeatDigests(now_ms);
   SendPrunes();
   ForgetDead(now_ms);
+  ExpireImports(now_ms);
 }
 
 // A version announced by a neighbour's digest that no delta brought within an interval was
@@ -154,6 +155,7 @@ void GossipEngine::Impl::SendJoinDigest(const std::string& endpoint, const std::
                                         bool chosen, int64_t now_ms) {
   SendDigest(endpoint, public_key, chosen,
              CompleteDigest(kDigestComplete | kDigestReplyWanted, now_ms));
+  AnnounceImports(endpoint, public_key, chosen, now_ms);
 }
 
 void GossipEngine::Impl::FlushNow(int64_t now_ms) {

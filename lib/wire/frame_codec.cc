@@ -3,6 +3,7 @@
 #include <string>
 
 #include "lib/wire/byte_io.h"
+#include "lib/wire/import_body.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
 
@@ -231,6 +232,8 @@ Status DecodeBody(Reader* r, const WireLimits& limits, WireFrame* out) {
     case WireType::kPrune:
     case WireType::kGraft:
       return DecodeOrigins(r, limits, &out->origins);
+    case WireType::kImportedDigest:
+      return wire_internal::DecodeImportBody(r, limits, &out->imports);
   }
   return Status::NotSupported("unknown message type '" +
                               std::to_string(static_cast<unsigned>(out->header.type)) + "'");
@@ -254,6 +257,8 @@ std::string_view WireTypeName(WireType type) noexcept {
       return "prune";
     case WireType::kGraft:
       return "graft";
+    case WireType::kImportedDigest:
+      return "imported-digest";
   }
   return "unknown";
 }
@@ -313,6 +318,16 @@ Status EncodeOriginsFrame(const WireHeader& header, WireType type,
   AppendHeader(header, type, out);
   PutVarint(out, origins.size());
   for (const auto& o : origins) PutStr8(out, o);
+  return Status::Ok();
+}
+
+Status EncodeImportedDigestFrame(const WireHeader& header,
+                                 const std::vector<ImportedDigestEntry>& entries,
+                                 std::string* out) {
+  PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
+  PEERBLOOM_RETURN_IF_ERROR(wire_internal::ValidateImportEntries(entries, WireLimits()));
+  AppendHeader(header, WireType::kImportedDigest, out);
+  wire_internal::AppendImportBody(entries, out);
   return Status::Ok();
 }
 

@@ -23,6 +23,8 @@ std::string Reencode(const peerbloom::WireFrame& f) {
     s = peerbloom::EncodeRequestFullFrame(f.header, f.requests, &out);
   } else if (f.header.type == WireType::kPrune || f.header.type == WireType::kGraft) {
     s = peerbloom::EncodeOriginsFrame(f.header, f.header.type, f.origins, &out);
+  } else if (f.header.type == WireType::kImportedDigest) {
+    s = peerbloom::EncodeImportedDigestFrame(f.header, f.imports, &out);
   } else {
     s = peerbloom::EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out);
   }
@@ -52,7 +54,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   peerbloom::GossipOptions o;
   o.node_id = "fuzz";
   o.endpoint = "tcp://fuzz:1";
-  o.key_scheme = peerbloom::KeyScheme::kRaw;
+  // Imported digests are only taken by squid-md5 clusters.
+  o.key_scheme = frame.header.type == peerbloom::WireType::kImportedDigest
+                     ? peerbloom::KeyScheme::kSquidMd5
+                     : peerbloom::KeyScheme::kRaw;
   o.cluster_tag = frame.header.cluster_tag;  // let frames that decode reach the engine
   o.limits.max_log2_bits = 20;
   o.wire_limits = limits;

@@ -125,7 +125,31 @@ struct PeerInfo {
   unsigned log2_bits = 0;
   int64_t last_heard_ms = 0;        // local time its heartbeat last advanced
   int64_t summary_received_ms = 0;  // local time its current summary version arrived
+  // Additions, for imported digests (imported = true): `endpoint` is the url fetched,
+  // `version` the import version, `estimated_items` the digest's entry count.
+  std::string imported_by;  // node id of the daemon that fetches it
+  uint64_t digest_capacity = 0;
+  double digest_fill = 0.0;  // fraction of mask bits on
+  double digest_fpr = 0.0;   // estimated false positive rate, fill^4
 };
+
+// Addition: a Squid Cache Digest this daemon fetched (docs/gossip.md, "Imported digests").
+struct DigestImport {
+  std::string source;        // the Squid node's "host:port"; named ImportedNodeId(source)
+  std::string source_url;    // the url fetched (IsValidEndpoint)
+  std::string digest_bytes;  // the body as served (CacheDigest::Parse must accept it)
+  // Default: 0. Time until the digest's Expires as the fetcher computed it (its next fetch).
+  // Every node lists the import for valid_for_ms + failure_timeout_ms after it arrives,
+  // unless a newer fetch replaces it.
+  int64_t valid_for_ms = 0;
+  // Default: 0. Wall clock of the fetch; versions follow it, so a restarted importer's
+  // fetches replace what it gossiped before.
+  uint64_t fetched_unix_ms = 0;
+};
+
+// "squid:" + source, e.g. "squid:127.0.0.2:3128". Not a valid node id (IsValidNodeId) when
+// the source is empty, too long or holds characters node ids may not.
+std::string ImportedNodeId(std::string_view source);
 
 struct GossipStats {
   uint64_t messages_in = 0;
@@ -148,9 +172,13 @@ struct GossipStats {
   uint64_t queue_dropped_bytes = 0;
   uint64_t members_refused = 0;        // new members ignored at max_members
   uint64_t local_publish_refused = 0;  // PublishDelta calls that did not fit the held summary
-  uint64_t prunes = 0;         // links told to stop pushing deltas (a duplicate came through)
-  uint64_t grafts = 0;         // pruned links asked to push again (a version was missed)
-  uint64_t deltas_served = 0;  // recent deltas sent in answer to a request
+  uint64_t prunes = 0;           // links told to stop pushing deltas (a duplicate came through)
+  uint64_t grafts = 0;           // pruned links asked to push again (a version was missed)
+  uint64_t deltas_served = 0;    // recent deltas sent in answer to a request
+  uint64_t imports_in = 0;       // imported digest entries received that were newer
+  uint64_t imports_out = 0;      // imported digest frames sent
+  uint64_t imports_refused = 0;  // frames refused for a digest the Squid decoder refused
+  uint64_t imports_expired = 0;  // imports dropped for want of a refresh
 };
 
 class GossipEngine {
@@ -186,9 +214,19 @@ class GossipEngine {
   // Endpoints the engine no longer needs links to (the transport may close them).
   std::vector<std::string> TakeDropped();
 
+  // Addition: imports (or refreshes) a Squid Cache Digest fetched by this daemon and spreads
+  // it to every daemon. InvalidArgument unless the cluster's key scheme is squid-md5 and the
+  // source and url are valid; the Squid decoder's status for a digest it refuses. Nothing
+  // changes on an error.
+  Status ImportDigest(const DigestImport& import, int64_t now_ms);
+  // Stops importing a source: the import leaves who-has here at once and, through gossip,
+  // everywhere else. No-op for a source not imported by this daemon.
+  void ForgetImport(std::string_view source, int64_t now_ms);
+
   // Live peers (not this node) whose summary may contain the key. `key_bytes` are the key
   // scheme's bytes (needed for imported digests, which hash differently); `hash` their
-  // IndexHasher hash. Appends to *out.
+  // IndexHasher hash. Appends to *out. Imported digests match on the 16-byte MD5 store key
+  // (key_bytes under squid-md5) and come with imported = true.
   void WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
               std::vector<PeerMatch>* out) const;
 

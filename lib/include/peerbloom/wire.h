@@ -30,13 +30,14 @@ inline constexpr uint8_t kWireVersion = 1;
 inline constexpr uint8_t kWireMinReaderVersion = 1;
 
 enum class WireType : uint8_t {
-  kDigest = 1,       // membership and anti-entropy: (origin, epoch, version, heartbeat, ...)
-  kFullSummary = 2,  // one origin's full summary (summary codec bytes)
-  kDelta = 3,        // one origin's delta (summary codec bytes)
-  kRequestFull = 4,  // "send me the full summary of these (origin, epoch)"
-  kBroadcast = 5,    // reserved: relay broadcast messages (visited-node filter + payload)
-  kPrune = 6,        // "stop pushing deltas of these origins to me on this link"
-  kGraft = 7,        // "push deltas of these origins to me again on this link"
+  kDigest = 1,          // membership and anti-entropy: (origin, epoch, version, heartbeat, ...)
+  kFullSummary = 2,     // one origin's full summary (summary codec bytes)
+  kDelta = 3,           // one origin's delta (summary codec bytes)
+  kRequestFull = 4,     // "send me the full summary of these (origin, epoch)"
+  kBroadcast = 5,       // reserved: relay broadcast messages (visited-node filter + payload)
+  kPrune = 6,           // "stop pushing deltas of these origins to me on this link"
+  kGraft = 7,           // "push deltas of these origins to me again on this link"
+  kImportedDigest = 8,  // Squid Cache Digests imported by some daemon (docs/gossip.md)
 };
 std::string_view WireTypeName(WireType type) noexcept;
 
@@ -108,6 +109,27 @@ struct FullRequest {
   bool operator==(const FullRequest&) const = default;
 };
 
+// Imported digest entry flags. Frozen bits.
+inline constexpr uint8_t kImportHasDigest = 0x01;  // the digest bytes follow
+inline constexpr uint8_t kImportWithdrawn = 0x02;  // the importer stopped importing it
+// The largest digest body (128-byte header + mask) an imported digest frame carries.
+inline constexpr size_t kMaxImportedDigestBytes = size_t{16} << 20;
+// Imported node ids are "squid:" + the source's "host:port"; no peerbloomd may use the prefix.
+inline constexpr std::string_view kImportedIdPrefix = "squid:";
+
+// One imported Squid Cache Digest as a kImportedDigest frame carries it. Without
+// kImportHasDigest it only announces (origin, version) for anti-entropy, or withdraws it.
+struct ImportedDigestEntry {
+  std::string origin;            // IsValidNodeId, starts with kImportedIdPrefix
+  std::string importer;          // IsValidNodeId: the daemon that fetches it
+  uint64_t version = 0;          // grows with every fetch; a higher one replaces a lower one
+  uint64_t fetched_unix_ms = 0;  // the importer's wall clock at the fetch (informational)
+  uint64_t lifetime_ms = 0;      // valid this long after receipt unless refreshed
+  std::string source_url;        // IsValidEndpoint: where the importer fetches it
+  uint8_t flags = 0;             // kImportHasDigest | kImportWithdrawn
+  std::string_view digest;       // with kImportHasDigest: 1..kMaxImportedDigestBytes bytes
+};
+
 // A decoded frame. `summary_bytes` points into the decoded input and is valid only while it
 // lives.
 struct WireFrame {
@@ -116,6 +138,8 @@ struct WireFrame {
   std::string_view summary_bytes;     // kFullSummary, kDelta: summary codec bytes
   std::vector<FullRequest> requests;  // kRequestFull
   std::vector<std::string> origins;   // kPrune, kGraft
+  // Addition. kImportedDigest; `digest` views point into the decoded input.
+  std::vector<ImportedDigestEntry> imports;
 };
 
 // Caps that bound decoding of untrusted bytes.
@@ -137,6 +161,11 @@ Status EncodeRequestFullFrame(const WireHeader& header, const std::vector<FullRe
 // type: kPrune or kGraft.
 Status EncodeOriginsFrame(const WireHeader& header, WireType type,
                           const std::vector<std::string>& origins, std::string* out);
+
+// Addition. At least one entry; entries are validated (ids, url, flags, digest length) but
+// the digest bytes are not decoded here (the engine does, with the Squid decoder).
+Status EncodeImportedDigestFrame(const WireHeader& header,
+                                 const std::vector<ImportedDigestEntry>& entries, std::string* out);
 
 // Decodes one frame. Corruption for malformed bytes, NotSupported for an unknown message type
 // or a frame that needs a newer reader, ResourceExhausted for frames or lists over the limits.

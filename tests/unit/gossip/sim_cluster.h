@@ -55,8 +55,8 @@ struct SimNode {
   bool muted = false;  // frames it sends are lost
   uint64_t bytes_sent = 0;
   uint64_t frames_sent = 0;
-  uint64_t bytes_by_type[8] = {};  // by WireType number (byte 6 of the frame)
-  std::set<std::string> sent_to;   // endpoints it ever sent a frame to
+  uint64_t bytes_by_type[16] = {};  // by WireType number (byte 6 of the frame)
+  std::set<std::string> sent_to;    // endpoints it ever sent a frame to
 };
 
 struct Frame {
@@ -105,7 +105,7 @@ class SimCluster {
     SummaryBuilderOptions bo;
     bo.origin = n.spec.id;
     bo.epoch = n.spec.epoch;
-    bo.key_scheme = KeyScheme::kRaw;
+    bo.key_scheme = n.options.key_scheme;
     bo.min_log2_bits = n.spec.min_log2_bits;
     bo.target_fpr = n.spec.target_fpr;
     n.builder = std::make_unique<SummaryBuilder>(n.cbf.get(), bo);
@@ -305,7 +305,7 @@ class SimCluster {
       n.bytes_sent += o.payload.size();
       ++n.frames_sent;
       if (o.payload.size() > 6)
-        n.bytes_by_type[static_cast<uint8_t>(o.payload[6]) & 7] += o.payload.size();
+        n.bytes_by_type[static_cast<uint8_t>(o.payload[6]) & 15] += o.payload.size();
       n.sent_to.insert(o.endpoint);
       auto it = by_endpoint_.find(o.endpoint);
       if (it == by_endpoint_.end() || n.muted || !n.up) continue;

@@ -1,0 +1,23 @@
+// Body of kImportedDigest frames, shared by lib/wire/frame_codec.cc (which owns the header)
+// and lib/wire/import_codec.cc. docs/wire-protocol.md specifies the layout.
+#ifndef PEERBLOOM_LIB_WIRE_IMPORT_BODY_H_
+#define PEERBLOOM_LIB_WIRE_IMPORT_BODY_H_
+
+#include <string>
+#include <vector>
+
+#include "lib/wire/byte_io.h"
+#include "peerbloom/status.h"
+#include "peerbloom/wire.h"
+
+namespace peerbloom::wire_internal {
+
+// InvalidArgument naming the first bad field of an entry to encode.
+Status ValidateImportEntries(const std::vector<ImportedDigestEntry>& entries,
+                             const WireLimits& limits);
+void AppendImportBody(const std::vector<ImportedDigestEntry>& entries, std::string* out);
+Status DecodeImportBody(Reader* r, const WireLimits& limits, std::vector<ImportedDigestEntry>* out);
+
+}  // namespace peerbloom::wire_internal
+
+#endif  // PEERBLOOM_LIB_WIRE_IMPORT_BODY_H_

@@ -1,0 +1,115 @@
+// Encode and decode of kImportedDigest bodies (docs/wire-protocol.md, "imported digest").
+// The digest bytes are carried as Squid served them; only their length is checked here.
+#include <string>
+
+#include "lib/wire/import_body.h"
+#include "peerbloom/summary.h"
+
+namespace peerbloom::wire_internal {
+namespace {
+
+constexpr uint8_t kImportKnownFlags = kImportHasDigest | kImportWithdrawn;
+// origin, importer (>= 2 bytes each), flags, three varints, url (>= 2 bytes).
+constexpr size_t kMinEntryBytes = 10;
+
+Status Truncated(std::string_view field) {
+  return Status::Corruption("frame truncated in '" + std::string(field) + "'");
+}
+
+bool IsImportedId(std::string_view id) {
+  return IsValidNodeId(id) && id.size() > kImportedIdPrefix.size() &&
+         id.substr(0, kImportedIdPrefix.size()) == kImportedIdPrefix;
+}
+
+// The rules both sides apply; empty when the entry is fine.
+std::string EntryProblem(const ImportedDigestEntry& e) {
+  if (!IsImportedId(e.origin)) return "invalid imported origin";
+  if (!IsValidNodeId(e.importer)) return "invalid importer of '" + e.origin + "'";
+  if (!IsValidEndpoint(e.source_url)) return "invalid source url of '" + e.origin + "'";
+  if ((e.flags & ~kImportKnownFlags) != 0) {
+    return "unknown import flags '" + std::to_string(e.flags) + "'";
+  }
+  const bool has = (e.flags & kImportHasDigest) != 0;
+  if (has && (e.flags & kImportWithdrawn) != 0) return "withdrawn import carries a digest";
+  if (has && (e.digest.empty() || e.digest.size() > kMaxImportedDigestBytes)) {
+    return "imported digest of '" + std::to_string(e.digest.size()) + "' bytes (limit '" +
+           std::to_string(kMaxImportedDigestBytes) + "')";
+  }
+  if (!has && !e.digest.empty()) return "digest bytes without the digest flag";
+  return std::string();
+}
+
+Status DecodeEntry(Reader* r, ImportedDigestEntry* e) {
+  if (!r->Str8(&e->origin)) return Truncated("import origin");
+  if (!r->Str8(&e->importer)) return Truncated("importer");
+  if (!r->U8(&e->flags)) return Truncated("import flags");
+  if (!r->Varint(&e->version)) return Truncated("import version");
+  if (!r->Varint(&e->fetched_unix_ms)) return Truncated("import fetch time");
+  if (!r->Varint(&e->lifetime_ms)) return Truncated("import lifetime");
+  if (!r->Str8(&e->source_url)) return Truncated("import source url");
+  if ((e->flags & kImportHasDigest) != 0) {
+    uint32_t len = 0;
+    if (!r->U32(&len)) return Truncated("imported digest length");
+    if (len == 0 || len > kMaxImportedDigestBytes) {
+      return Status::ResourceExhausted("imported digest of '" + std::to_string(len) +
+                                       "' bytes (limit '" +
+                                       std::to_string(kMaxImportedDigestBytes) + "')");
+    }
+    if (!r->Bytes(len, &e->digest)) return Truncated("imported digest");
+  }
+  const std::string problem = EntryProblem(*e);
+  if (!problem.empty()) return Status::Corruption(problem);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateImportEntries(const std::vector<ImportedDigestEntry>& entries,
+                             const WireLimits& limits) {
+  if (entries.empty() || entries.size() > limits.max_entries) {
+    return Status::InvalidArgument("imported digest frame of '" + std::to_string(entries.size()) +
+                                   "' entries");
+  }
+  for (const ImportedDigestEntry& e : entries) {
+    const std::string problem = EntryProblem(e);
+    if (!problem.empty()) return Status::InvalidArgument(problem);
+  }
+  return Status::Ok();
+}
+
+// count:varint, then per entry: origin:str8 importer:str8 flags:u8 version:varint
+// fetched_unix_ms:varint lifetime_ms:varint source_url:str8 [digest_len:u32 digest]
+void AppendImportBody(const std::vector<ImportedDigestEntry>& entries, std::string* out) {
+  PutVarint(out, entries.size());
+  for (const ImportedDigestEntry& e : entries) {
+    PutStr8(out, e.origin);
+    PutStr8(out, e.importer);
+    PutU8(out, e.flags);
+    PutVarint(out, e.version);
+    PutVarint(out, e.fetched_unix_ms);
+    PutVarint(out, e.lifetime_ms);
+    PutStr8(out, e.source_url);
+    if ((e.flags & kImportHasDigest) != 0) {
+      PutU32(out, static_cast<uint32_t>(e.digest.size()));
+      out->append(e.digest);
+    }
+  }
+}
+
+Status DecodeImportBody(Reader* r, const WireLimits& limits,
+                        std::vector<ImportedDigestEntry>* out) {
+  uint64_t count = 0;
+  if (!r->Varint(&count)) return Truncated("import count");
+  if (count > limits.max_entries) {
+    return Status::ResourceExhausted("import count '" + std::to_string(count) +
+                                     "' exceeds the limit '" + std::to_string(limits.max_entries) +
+                                     "'");
+  }
+  if (count == 0) return Status::Corruption("imported digest frame without entries");
+  if (count > r->remaining() / kMinEntryBytes) return Truncated("import count");
+  out->resize(static_cast<size_t>(count));
+  for (ImportedDigestEntry& e : *out) PEERBLOOM_RETURN_IF_ERROR(DecodeEntry(r, &e));
+  return Status::Ok();
+}
+
+}  // namespace peerbloom::wire_internal
