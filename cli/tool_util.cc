@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -70,8 +71,11 @@ Status KeyMaker::Make(std::string_view line, std::string_view* key_bytes) {
   return Status::Ok();
 }
 
-LineInput::~LineInput() {
-  if (tty_ && lines_ > 0) std::fprintf(stderr, "\r\033[K");
+LineInput::~LineInput() { Clear(); }
+
+void LineInput::Clear() {
+  if (tty_ && lines_ > 0xffff) std::fprintf(stderr, "\r\033[K");
+  tty_ = false;  // once
 }
 
 Status LineInput::Open(const std::string& path) {
@@ -92,7 +96,10 @@ Status LineInput::Open(const std::string& path) {
 }
 
 bool LineInput::Next(std::string* line) {
-  if (!std::getline(*in_, *line)) return false;
+  if (!std::getline(*in_, *line)) {
+    Clear();  // the progress line goes before any result is printed
+    return false;
+  }
   bytes_ += line->size() + 1;
   if (!line->empty() && line->back() == '\r') line->pop_back();
   if ((++lines_ & 0xffff) == 0) Progress(false);
@@ -102,10 +109,12 @@ bool LineInput::Next(std::string* line) {
 void LineInput::Progress(bool done) {
   if (!tty_) return;
   if (size_ > 0) {
-    std::fprintf(stderr, "\r%s: %llu lines (%3.0f%%)%s", label_.c_str(),
-                 static_cast<unsigned long long>(lines_),
-                 100.0 * static_cast<double>(bytes_) / static_cast<double>(size_),
-                 done ? "\n" : "");
+    const double fraction = std::min(1.0, static_cast<double>(bytes_) / static_cast<double>(size_));
+    constexpr int kWidth = 30;
+    const int filled = static_cast<int>(fraction * kWidth);
+    std::fprintf(stderr, "\r%s [%.*s%*s] %3.0f%% %llu lines%s", label_.c_str(), filled,
+                 "##############################", kWidth - filled, "", 100.0 * fraction,
+                 static_cast<unsigned long long>(lines_), done ? "\n" : "");
   } else {
     std::fprintf(stderr, "\r%s: %llu lines%s", label_.c_str(),
                  static_cast<unsigned long long>(lines_), done ? "\n" : "");

@@ -55,6 +55,7 @@ class LineInput {
 
  private:
   void Progress(bool done);
+  void Clear();
 
   std::string label_;
   std::unique_ptr<std::istream> owned_;
