@@ -1,0 +1,256 @@
+// DigestFetcher against a local HTTP server on 127.0.0.1 (port picked by the OS). Loop
+// times are passed by hand; real time only bounds the HTTP requests.
+#include "daemon/digest_fetcher.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "peerbloom/squid_digest.h"
+
+namespace peerbloom::daemon {
+namespace {
+
+using std::chrono::seconds;
+
+std::string ReadFixture(const std::string& name) {
+  std::ifstream in(std::string(PEERBLOOM_SOURCE_DIR) + "/tests/data/squid/" + name,
+                   std::ios::binary);
+  EXPECT_TRUE(in.good()) << name;
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+enum class Mode { kDigest, kNoExpires, kError500, kGarbage, kSlow, kHuge };
+
+// A one-connection-at-a-time HTTP server on 127.0.0.1 (port picked by the OS) serving
+// store_digest_A.bin at the Squid digest path, or a misbehaviour.
+class SquidStub {
+ public:
+  SquidStub() : digest_(ReadFixture("store_digest_A.bin")) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    EXPECT_EQ(bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len), 0);
+    EXPECT_EQ(listen(listen_fd_, 8), 0);
+    EXPECT_EQ(getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    port_ = ntohs(addr.sin_port);
+    thread_ = std::thread([this] { AcceptLoop(); });
+  }
+  ~SquidStub() {
+    shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
+    thread_.join();
+    close(listen_fd_);
+  }
+  int port() const { return port_; }
+  void set_mode(Mode m) { mode_ = m; }
+  const std::string& digest() const { return digest_; }
+  std::string last_request() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_request_;
+  }
+
+ private:
+  void AcceptLoop() {
+    for (;;) {
+      const int fd = accept(listen_fd_, nullptr, nullptr);
+      if (fd < 0) return;
+      Serve(fd);
+      close(fd);
+    }
+  }
+  void Serve(int fd) {
+    std::string request;
+    char buf[4096];
+    while (request.find("\r\n\r\n") == std::string::npos && request.size() < 65536) {
+      const ssize_t n = recv(fd, buf, sizeof(buf), 0);
+      if (n <= 0) return;
+      request.append(buf, static_cast<size_t>(n));
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      last_request_ = request;
+    }
+    const std::string date = "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
+    std::string response;
+    switch (mode_.load()) {
+      case Mode::kDigest:  // Expires = Date + 60 s
+        response = Response("200 OK", date + "Expires: Sun, 06 Nov 1994 08:50:37 GMT\r\n", digest_);
+        break;
+      case Mode::kNoExpires:
+        response = Response("200 OK", date, digest_);
+        break;
+      case Mode::kError500:
+        response = Response("500 Internal Server Error", date, "oops");
+        break;
+      case Mode::kGarbage:
+        response = Response("200 OK", date, std::string(400, 'g'));
+        break;
+      case Mode::kHuge:
+        response = Response("200 OK", date, std::string(4096, '\0'));
+        break;
+      case Mode::kSlow: {
+        // Answers nothing until the client gives up and closes (or 10 s pass).
+        pollfd p{fd, POLLIN, 0};
+        (void)poll(&p, 1, 10000);
+        return;
+      }
+    }
+    (void)send(fd, response.data(), response.size(), MSG_NOSIGNAL);
+  }
+  static std::string Response(const std::string& status, const std::string& headers,
+                              const std::string& body) {
+    return "HTTP/1.1 " + status + "\r\n" + headers +
+           "Content-Type: application/cache-digest\r\nContent-Length: " +
+           std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  }
+
+  std::string digest_;
+  int listen_fd_ = -1;
+  int port_ = 0;
+  std::thread thread_;
+  std::atomic<Mode> mode_{Mode::kDigest};
+  std::mutex mu_;
+  std::string last_request_;
+};
+
+DigestFetcherOptions TestOptions(int port) {
+  DigestFetcherOptions o;
+  o.sources = {DigestSource{"127.0.0.1", static_cast<uint16_t>(port)}};
+  o.connect_timeout_ms = 1000;
+  o.read_timeout_ms = 300;
+  o.total_timeout_ms = 2000;
+  o.min_refresh_ms = 1000;
+  o.default_refresh_ms = 30000;
+  o.max_refresh_ms = 100000;
+  o.initial_backoff_ms = 1000;
+  o.max_backoff_ms = 4000;
+  o.max_body_bytes = 1024;
+  return o;
+}
+
+constexpr int64_t kUnixNow = 784111777000;  // the stub's Date
+
+class FetcherTest : public ::testing::Test {
+ protected:
+  FetcherTest() : fetcher_(TestOptions(stub_.port())) {}
+  // One fetch cycle at loop time `now`: hand out due fetches, wait for them, collect.
+  std::vector<DigestFetchResult> Cycle(int64_t now) {
+    EXPECT_TRUE(fetcher_.Poll(now, kUnixNow).empty());
+    EXPECT_TRUE(fetcher_.WaitIdle(seconds(10)));
+    return fetcher_.Poll(now, kUnixNow);
+  }
+  DigestSourceStats Stats(int64_t now) { return fetcher_.Stats(now).at(0); }
+
+  SquidStub stub_;
+  DigestFetcher fetcher_;
+};
+
+TEST_F(FetcherTest, FetchesValidatesAndSchedulesAtExpires) {
+  std::vector<DigestFetchResult> r = Cycle(1000);
+  ASSERT_EQ(r.size(), 1u) << Stats(1000).last_error;
+  const std::string source = "127.0.0.1:" + std::to_string(stub_.port());
+  EXPECT_EQ(r[0].import.source, source);
+  EXPECT_EQ(r[0].import.source_url, "http://" + source + "/squid-internal-periodic/store_digest");
+  EXPECT_EQ(r[0].import.digest_bytes, stub_.digest());
+  EXPECT_EQ(r[0].import.valid_for_ms, 60000);
+  EXPECT_EQ(r[0].import.fetched_unix_ms, static_cast<uint64_t>(kUnixNow));
+  EXPECT_EQ(stub_.last_request().rfind("GET /squid-internal-periodic/store_digest HTTP/1.0\r\n", 0),
+            0u);
+  CacheDigest d;
+  ASSERT_TRUE(CacheDigest::Parse(stub_.digest(), &d).ok());
+  const DigestSourceStats st = Stats(1500);
+  EXPECT_EQ(st.fetches, 1u);
+  EXPECT_EQ(st.failures, 0u);
+  EXPECT_EQ(st.last_success_ms, 1000);
+  EXPECT_EQ(st.age_ms, 500);
+  EXPECT_EQ(st.bytes, stub_.digest().size());
+  EXPECT_EQ(st.capacity, d.header().capacity);
+  EXPECT_EQ(st.count, d.header().count);
+  EXPECT_DOUBLE_EQ(st.fill, d.fill());
+  EXPECT_DOUBLE_EQ(st.estimated_fpr, d.EstimatedFalsePositiveRate());
+  EXPECT_EQ(st.next_fetch_ms, 61000);
+  EXPECT_EQ(fetcher_.NextDeadline(1500), 61000);
+  // Not due before Expires.
+  EXPECT_TRUE(Cycle(60999).empty());
+  EXPECT_EQ(Stats(60999).fetches, 1u);
+  EXPECT_EQ(Cycle(61000).size(), 1u);
+  EXPECT_EQ(Stats(61000).fetches, 2u);
+}
+
+TEST_F(FetcherTest, FailuresBackOffExponentiallyAndRecover) {
+  stub_.set_mode(Mode::kError500);
+  EXPECT_TRUE(Cycle(0).empty());
+  DigestSourceStats st = Stats(0);
+  EXPECT_EQ(st.last_error, "http status '500'");
+  EXPECT_EQ(st.next_fetch_ms, 1000);
+  stub_.set_mode(Mode::kGarbage);
+  EXPECT_TRUE(Cycle(1000).empty());
+  st = Stats(1000);
+  EXPECT_EQ(st.last_error.rfind("digest refused: ", 0), 0u) << st.last_error;
+  EXPECT_EQ(st.next_fetch_ms, 3000);
+  stub_.set_mode(Mode::kHuge);
+  EXPECT_TRUE(Cycle(3000).empty());
+  st = Stats(3000);
+  EXPECT_EQ(st.last_error, "body exceeds the limit '1024' bytes");
+  EXPECT_EQ(st.next_fetch_ms, 7000);
+  stub_.set_mode(Mode::kSlow);
+  EXPECT_TRUE(Cycle(7000).empty());
+  st = Stats(7000);
+  EXPECT_FALSE(st.last_error.empty());
+  EXPECT_EQ(st.next_fetch_ms, 11000);  // capped at max_backoff_ms
+  EXPECT_EQ(st.failures, 4u);
+  EXPECT_EQ(st.consecutive_failures, 4u);
+  EXPECT_EQ(st.last_success_ms, -1);
+  stub_.set_mode(Mode::kNoExpires);
+  ASSERT_EQ(Cycle(11000).size(), 1u);
+  st = Stats(11000);
+  EXPECT_EQ(st.consecutive_failures, 0u);
+  EXPECT_TRUE(st.last_error.empty());
+  EXPECT_EQ(st.valid_for_ms, 30000);  // default_refresh_ms without Expires
+  EXPECT_EQ(st.next_fetch_ms, 41000);
+}
+
+TEST(HttpDate, ParsesImfFixdateOnly) {
+  EXPECT_EQ(ParseHttpDate("Sun, 06 Nov 1994 08:49:37 GMT"), 784111777000);
+  EXPECT_EQ(ParseHttpDate("Thu, 01 Jan 1970 00:00:00 GMT"), 0);
+  EXPECT_EQ(ParseHttpDate("Tue, 29 Feb 2028 23:59:59 GMT"), 1835481599000);
+  EXPECT_EQ(ParseHttpDate("Sunday, 06-Nov-94 08:49:37 GMT"), std::nullopt);
+  EXPECT_EQ(ParseHttpDate("Sun Nov  6 08:49:37 1994"), std::nullopt);
+  EXPECT_EQ(ParseHttpDate("Sun, 06 Foo 1994 08:49:37 GMT"), std::nullopt);
+  EXPECT_EQ(ParseHttpDate("Sun, 06 Nov 1994 25:49:37 GMT"), std::nullopt);
+  EXPECT_EQ(ParseHttpDate(""), std::nullopt);
+}
+
+TEST(DigestFetcherOptions, Validation) {
+  DigestFetcherOptions o = TestOptions(3128);
+  EXPECT_TRUE(ValidateDigestFetcherOptions(o).ok());
+  o.sources.push_back(o.sources[0]);
+  EXPECT_EQ(ValidateDigestFetcherOptions(o).ToString(),
+            Status::InvalidArgument("duplicate squid digest source '127.0.0.1:3128'").ToString());
+  o = TestOptions(3128);
+  o.sources[0].host = "::1";
+  EXPECT_FALSE(ValidateDigestFetcherOptions(o).ok());
+  o = TestOptions(0);
+  EXPECT_FALSE(ValidateDigestFetcherOptions(o).ok());
+  o = TestOptions(3128);
+  o.default_refresh_ms = 500;
+  EXPECT_FALSE(ValidateDigestFetcherOptions(o).ok());
+  o = TestOptions(3128);
+  o.max_body_bytes = kMaxImportedDigestBytes + 1;
+  EXPECT_FALSE(ValidateDigestFetcherOptions(o).ok());
+}
+
+}  // namespace
+}  // namespace peerbloom::daemon
