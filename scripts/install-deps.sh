@@ -7,7 +7,7 @@ packages=(
   build-essential cmake pkg-config clang clang-format
   libzmq3-dev cppzmq-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libxxhash-dev libcpp-httplib-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libxxhash-dev
   iproute2 procps
 )
 if [[ "${1:-}" == "--with-squid" ]]; then
