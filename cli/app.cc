@@ -91,6 +91,11 @@ int Main(int argc, char** argv) {
                    (suggestion.empty() ? std::string(" (see 'peerbloom --help')")
                                        : ", did you mean '" + suggestion + "'?"));
     }
+    bool help = false;
+    for (int i = 1; i < argc; ++i) {
+      help |= std::string_view(argv[i]) == "--help" || std::string_view(argv[i]) == "-h";
+    }
+    if (typed.empty() && !help) return Error("no command given (see 'peerbloom --help')");
     CLI::App app{"peerbloom: who holds this URL, across a cache cluster"};
     app.require_subcommand(1);
     app.fallthrough();

@@ -47,6 +47,9 @@ TEST(Cli, UnknownCommandSuggestsTheClosest) {
   Result r = Cli("whohas http://x/");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "peerbloom: error: unknown command 'whohas', did you mean 'who-has'?\n");
+  r = Cli("--json");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "peerbloom: error: no command given (see 'peerbloom --help')\n");
   r = Cli("frobnicate");
   EXPECT_EQ(r.out, "peerbloom: error: unknown command 'frobnicate' (see 'peerbloom --help')\n");
 }
