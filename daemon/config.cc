@@ -45,12 +45,14 @@ class Parser {
                   std::string* out) const;
   Status Seeds(const toml::node& n);
   Status Feeds(const toml::node& n);
+  Status SquidDigests(const toml::node& n);
   Status Finish(const toml::table& root);
   std::map<std::string, Setter, std::less<>> Setters();
 
   std::string path_;
   Config* c_;
-  uint32_t squid_feed_line_ = 0;  // line of a store.log feed's format, 0 when none
+  uint32_t squid_feed_line_ = 0;    // line of a store.log feed's format, 0 when none
+  uint32_t squid_digest_line_ = 0;  // line of the first [[squid_digest]], 0 when none
 };
 
 Status Parser::String(const toml::node& n, std::string_view key, std::string* out) const {
@@ -191,6 +193,55 @@ Status Parser::Feeds(const toml::node& n) {
   return Status::Ok();
 }
 
+bool IsValidDigestHost(std::string_view host) {
+  if (host.empty() || host.size() > 253) return false;
+  for (char ch : host) {
+    const bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                    (ch >= '0' && ch <= '9') || ch == '.' || ch == '-' || ch == '_';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+Status Parser::SquidDigests(const toml::node& n) {
+  const toml::array* arr = n.as_array();
+  if (arr == nullptr) {
+    return Error(n, "'squid_digest' must be an array of tables ([[squid_digest]])");
+  }
+  c_->squid_digests.clear();
+  std::map<std::string, uint32_t> seen;  // "host:port" -> line
+  for (const toml::node& item : *arr) {
+    const toml::table* t = item.as_table();
+    if (t == nullptr) return Error(item, "each squid_digest must be a table with 'host'");
+    if (squid_digest_line_ == 0) squid_digest_line_ = item.source().begin.line;
+    SquidDigestConfig digest;
+    for (auto&& [k, v] : *t) {
+      if (k.str() == "host") {
+        PEERBLOOM_RETURN_IF_ERROR(String(v, "squid_digest.host", &digest.host));
+        if (!IsValidDigestHost(digest.host)) {
+          return Error(v, "'squid_digest.host' must be a host name or IPv4 address, got '" +
+                              digest.host + "'");
+        }
+      } else if (k.str() == "port") {
+        int64_t port = 0;
+        PEERBLOOM_RETURN_IF_ERROR(Int(v, "squid_digest.port", 1, 65535, &port));
+        digest.port = static_cast<uint16_t>(port);
+      } else {
+        return At(k.source().begin.line, "unknown key 'squid_digest." + std::string(k.str()) + "'");
+      }
+    }
+    if (digest.host.empty()) return Error(item, "squid_digest without 'host'");
+    const std::string source = digest.host + ":" + std::to_string(digest.port);
+    auto [it, inserted] = seen.emplace(source, item.source().begin.line);
+    if (!inserted) {
+      return Error(item, "duplicate squid_digest '" + source + "' (first at line " +
+                             std::to_string(it->second) + ")");
+    }
+    c_->squid_digests.push_back(std::move(digest));
+  }
+  return Status::Ok();
+}
+
 std::map<std::string, Parser::Setter, std::less<>> Parser::Setters() {
   Config* c = c_;
   auto duration = [this](std::string_view key, int64_t lo, int64_t* out) {
@@ -294,6 +345,11 @@ std::map<std::string, Parser::Setter, std::less<>> Parser::Setters() {
          return String(n, "authorized_keys", &c->authorized_keys);
        }},
       {"feeds", [this](const toml::node& n) { return Feeds(n); }},
+      {"squid_digest", [this](const toml::node& n) { return SquidDigests(n); }},
+      {"squid_digest_min_refresh",
+       duration("squid_digest_min_refresh", 1000, &c->squid_digest_min_refresh_ms)},
+      {"squid_digest_max_refresh",
+       duration("squid_digest_max_refresh", 1000, &c->squid_digest_max_refresh_ms)},
       {"snapshot_interval", duration("snapshot_interval", 0, &c->snapshot_interval_ms)},
       {"max_message_bytes",
        [this, c](const toml::node& n) {
@@ -358,6 +414,15 @@ Status Parser::Finish(const toml::table& root) {
   }
   if (squid_feed_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
     return At(squid_feed_line_, "a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
+  }
+  if (squid_digest_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
+    return At(squid_digest_line_, "'squid_digest' needs key_scheme = 'squid-md5'");
+  }
+  if (c_->squid_digest_max_refresh_ms < c_->squid_digest_min_refresh_ms) {
+    return At(root.contains("squid_digest_max_refresh")
+                  ? root.get("squid_digest_max_refresh")->source().begin.line
+                  : 1,
+              "'squid_digest_max_refresh' must be at least 'squid_digest_min_refresh'");
   }
   if (c_->key_file.empty()) c_->key_file = c_->data_dir + "/node.key";
   if (c_->log_file.empty()) c_->log_file = c_->data_dir + "/peerbloomd.log";

@@ -32,6 +32,14 @@ struct FeedConfig {
   bool start_at_end = false;
 };
 
+// One `[[squid_digest]]` entry: a Squid node without peerbloomd whose Cache Digest this
+// daemon fetches from http://HOST:PORT/squid-internal-periodic/store_digest and gossips as
+// "squid:HOST:PORT" (docs/squid.md).
+struct SquidDigestConfig {
+  std::string host;  // Required. A name or address, no scheme, port or path.
+  uint16_t port = 3128;
+};
+
 struct Config {
   std::string source_path;  // the file this came from, for messages and reloads
 
@@ -90,6 +98,12 @@ struct Config {
 
   // Default: none.
   std::vector<FeedConfig> feeds;
+  // Default: none. Needs key_scheme = "squid-md5"; no two entries with the same host:port.
+  std::vector<SquidDigestConfig> squid_digests;
+  // Default: 60000 and 21600000 (6 h). Bounds of the Expires-driven digest refresh.
+  int64_t squid_digest_min_refresh_ms = 60000;
+  int64_t squid_digest_max_refresh_ms = 21600000;
+
   // Default: 60000. 0 disables periodic snapshots (one is still taken on stop).
   int64_t snapshot_interval_ms = 60000;
 

@@ -119,6 +119,57 @@ TEST(Config, StoreLogFeedNeedsSquidKeys) {
             "t.toml:6: 'feeds.format' must be 'line' or 'squid-store-log', got 'csv'");
 }
 
+TEST(Config, SquidDigestEntries) {
+  Config c;
+  const std::string text = std::string(kMinimal) +
+                           "squid_digest_min_refresh = \"5s\"\n"   // line 4
+                           "squid_digest_max_refresh = \"10m\"\n"  // line 5
+                           "[[squid_digest]]\n"                    // line 6
+                           "host = \"cache-7.example\"\n"
+                           "[[squid_digest]]\n"
+                           "host = \"10.0.0.8\"\n"
+                           "port = 8080\n";
+  ASSERT_TRUE(Parse(text, &c).ok()) << ErrorOf(text);
+  ASSERT_EQ(c.squid_digests.size(), 2u);
+  EXPECT_EQ(c.squid_digests[0].host, "cache-7.example");
+  EXPECT_EQ(c.squid_digests[0].port, 3128);
+  EXPECT_EQ(c.squid_digests[1].host, "10.0.0.8");
+  EXPECT_EQ(c.squid_digests[1].port, 8080);
+  EXPECT_EQ(c.squid_digest_min_refresh_ms, 5000);
+  EXPECT_EQ(c.squid_digest_max_refresh_ms, 600000);
+  Config d;
+  ASSERT_TRUE(Parse(kMinimal, &d).ok());
+  EXPECT_TRUE(d.squid_digests.empty());
+  EXPECT_EQ(d.squid_digest_min_refresh_ms, 60000);
+  EXPECT_EQ(d.squid_digest_max_refresh_ms, 21600000);
+}
+
+TEST(Config, SquidDigestErrorsNameTheLine) {
+  const std::string head = kMinimal;
+  EXPECT_EQ(ErrorOf(head + "key_scheme = \"raw\"\n[[squid_digest]]\nhost = \"s1\"\n"),
+            "t.toml:5: 'squid_digest' needs key_scheme = 'squid-md5'");
+  EXPECT_EQ(ErrorOf(head + "[[squid_digest]]\nhost = \"s1\"\nport = 0\n"),
+            "t.toml:6: 'squid_digest.port' must be between '1' and '65535', got '0'");
+  EXPECT_EQ(ErrorOf(head + "[[squid_digest]]\nhost = \"s1\"\nport = 70000\n"),
+            "t.toml:6: 'squid_digest.port' must be between '1' and '65535', got '70000'");
+  EXPECT_EQ(ErrorOf(head + "[[squid_digest]]\nport = 3128\n"),
+            "t.toml:4: squid_digest without 'host'");
+  EXPECT_EQ(ErrorOf(head + "[[squid_digest]]\nhost = \"http://s1/\"\n"),
+            "t.toml:5: 'squid_digest.host' must be a host name or IPv4 address, got "
+            "'http://s1/'");
+  EXPECT_EQ(ErrorOf(head + "[[squid_digest]]\nhost = \"s1\"\nurl = \"x\"\n"),
+            "t.toml:6: unknown key 'squid_digest.url'");
+  EXPECT_EQ(ErrorOf(head + "[[squid_digest]]\nhost = \"s1\"\n"
+                           "[[squid_digest]]\nhost = \"s2\"\n"
+                           "[[squid_digest]]\nhost = \"s1\"\nport = 3128\n"),
+            "t.toml:8: duplicate squid_digest 's1:3128' (first at line 4)");
+  EXPECT_EQ(ErrorOf(head + "squid_digest_min_refresh = \"2m\"\n"
+                           "squid_digest_max_refresh = \"1m\"\n"),
+            "t.toml:5: 'squid_digest_max_refresh' must be at least 'squid_digest_min_refresh'");
+  EXPECT_EQ(ErrorOf(head + "squid_digest = 3\n"),
+            "t.toml:4: 'squid_digest' must be an array of tables ([[squid_digest]])");
+}
+
 TEST(Config, TomlSyntaxErrorsKeepTheirLine) {
   const std::string message = ErrorOf("node_id = \"a\"\nlisten = \n");
   EXPECT_EQ(message.rfind("t.toml:2: ", 0), 0u) << message;
