@@ -184,6 +184,7 @@ Status Daemon::Start() {
   control_ = std::make_unique<ControlServer>(&context_, config_.control);
   PEERBLOOM_RETURN_IF_ERROR(control_->Start());
   PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
+  PEERBLOOM_RETURN_IF_ERROR(StartDigestFetcher());
   const int64_t now = clock_->NowMs();
   next_snapshot_ms_ = now + config_.snapshot_interval_ms;
   spdlog::info(
@@ -201,6 +202,7 @@ int64_t Daemon::NextDeadline(int64_t now) const {
   bool file_feeds = false;
   for (const auto& feed : feeds_) file_feeds |= feed->poll_fd() < 0;
   if (file_feeds) deadline = std::min(deadline, next_feed_poll_ms_);
+  if (fetcher_) deadline = std::min(deadline, fetcher_->NextDeadline(now));
   if (feeds_behind_) deadline = now;
   return deadline;
 }
@@ -232,6 +234,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
       [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
              std::string* reply_body) { return HandleControl(req, body, reply, reply_body); });
   PollFeeds(items, feeds_at, now);
+  PollDigests(now);
   MaybePublish(now);
   if (now >= engine_->NextDeadline()) engine_->OnTick(now);
   FlushOutgoing(now);
@@ -357,6 +360,7 @@ void Daemon::Reload() {
     return;
   }
   transport_->SetAuthorized(std::move(authorized));
+  ReloadDigestSources(fresh, clock_->NowMs());
   std::vector<Seed> seeds;
   for (const Seed& seed : config_.seeds) {
     if (seed.endpoint != advertise_) seeds.push_back(seed);

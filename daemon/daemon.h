@@ -24,8 +24,10 @@
 #include "daemon/config.h"
 #include "daemon/control_server.h"
 #include "daemon/curve_keys.h"
+#include "daemon/digest_fetcher.h"
 #include "daemon/feed.h"
 #include "daemon/local_store.h"
+#include "daemon/log_limiter.h"
 #include "daemon/transport.h"
 #include "peerbloom/gossip.h"
 
@@ -80,6 +82,12 @@ class Daemon {
   void FlushOutgoing(int64_t now);
   void MaybeSnapshot(int64_t now);
 
+  // Imported Squid digests (daemon_digests.cc).
+  Status StartDigestFetcher();
+  void ReloadDigestSources(const Config& fresh, int64_t now);
+  void PollDigests(int64_t now);
+  nlohmann::json DigestStats(int64_t now) const;
+
   // Control operations (daemon_control.cc).
   Status HandleControl(const nlohmann::json& request, std::string_view body, nlohmann::json* reply,
                        std::string* reply_body);
@@ -101,6 +109,10 @@ class Daemon {
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<ControlServer> control_;
   std::vector<std::unique_ptr<Feed>> feeds_;
+  std::unique_ptr<DigestFetcher> fetcher_;  // null without [[squid_digest]]
+  LogLimiter import_log_;
+  uint64_t imports_applied_ = 0;
+  uint64_t imports_refused_ = 0;
   std::string advertise_;
   std::string snapshot_path_;
   int64_t start_ms_ = 0;

@@ -1,8 +1,25 @@
 // The `stats` and `peers` answers: every counter the daemon keeps, grouped by part
 // (docs/operations.md lists them with their meaning).
+#include <sys/stat.h>
+
 #include "daemon/daemon.h"
 
 namespace peerbloom::daemon {
+namespace {
+
+// Bytes between a regular file's end and what the feed has read; 0 for a FIFO or a file that
+// cannot be examined (its error shows in the follower's counters).
+uint64_t LagBytes(const Feed& feed) {
+  struct stat st;
+  if (feed.is_fifo() || ::stat(feed.config().path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return 0;
+  }
+  const auto size = static_cast<uint64_t>(st.st_size);
+  const uint64_t offset = feed.position().offset;
+  return size > offset ? size - offset : 0;
+}
+
+}  // namespace
 
 nlohmann::json Daemon::Stats(int64_t now) const {
   const CountingBloomFilter& f = store_->filter();
@@ -27,6 +44,7 @@ nlohmann::json Daemon::Stats(int64_t now) const {
                      {"fifo", feed->is_fifo()},
                      {"open", feed->is_open()},
                      {"offset", feed->position().offset},
+                     {"lag_bytes", LagBytes(*feed)},
                      {"lines", s.lines},
                      {"adds", s.adds},
                      {"removes", s.removes},
@@ -126,6 +144,7 @@ nlohmann::json Daemon::Stats(int64_t now) const {
         {"last_duration_ms", snapshot_stats_.last_duration_ms},
         {"last_unix_ms", snapshot_stats_.last_unix_ms}}},
       {"feeds", feeds},
+      {"squid_digests", DigestStats(now)},
       {"reloads", reloads_},
   };
 }
