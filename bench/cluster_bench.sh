@@ -77,14 +77,17 @@ measure() {  # measure LABEL CHURN_PER_NODE_PER_S
   mapfile -t before < <(bytes_out); t0=$(now_ms)
   local changes=0 next=$items
   while (( $(now_ms) - t0 < window * 1000 )); do
-    if [[ $2 != 0 ]]; then
+    # Catch up with the target rate: changes due so far = elapsed seconds x rate.
+    local due
+    due=$(awk -v e=$(( $(now_ms) - t0 )) -v c=$2 'BEGIN{printf "%d", e / 1000 * c}')
+    while (( changes < due )); do
       for ((i = 0; i < nodes; i++)); do
         ctl $i remove "http://bench.example/n$i/$((next - items + 1))" >/dev/null
         ctl $i add "http://bench.example/n$i/$((next + 1))" >/dev/null
       done
       next=$((next + 1)); changes=$((changes + 1))
-    fi
-    sleep "$(awk -v c=$2 'BEGIN{print (c > 0) ? 1 / c : 1}')"
+    done
+    sleep 0.05
   done
   mapfile -t after < <(bytes_out); t1=$(now_ms)
   for ((i = 0; i < nodes; i++)); do
