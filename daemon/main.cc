@@ -25,6 +25,7 @@ using peerbloom::daemon::Config;
 
 volatile std::sig_atomic_t g_stop = 0;
 volatile std::sig_atomic_t g_reload = 0;
+bool g_logging_to_file = false;  // fatal errors then go to the log file too
 
 void OnStop(int) { g_stop = 1; }
 void OnReload(int) { g_reload = 1; }
@@ -43,7 +44,7 @@ void InstallSignals() {
 
 int Fatal(const std::string& message) {
   std::fprintf(stderr, "peerbloomd: fatal: %s\n", message.c_str());
-  spdlog::critical("{}", message);
+  if (g_logging_to_file) spdlog::critical("{}", message);
   return 1;
 }
 
@@ -68,6 +69,7 @@ void SetUpLogging(const Config& config, bool foreground) {
     // Before spdlog creates the log file (and any missing directory with its own mode).
     ::mkdir(config.data_dir.c_str(), 0700);
     logger = spdlog::basic_logger_mt("peerbloomd", config.log_file);
+    g_logging_to_file = true;
   }
   logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
   logger->set_level(spdlog::level::from_str(config.log_level));

@@ -118,3 +118,31 @@ TEST(Cli, WhoHasExitCodesAgainstADaemon) {
 
 }  // namespace
 }  // namespace peerbloom::testing
+
+namespace peerbloom::testing {
+namespace {
+
+TEST(Peerbloomd, CheckConfigReportsValidOrTheFirstError) {
+  Cluster scratch;
+  const std::string path = scratch.dir() + "/check.toml";
+  std::ofstream(path) << "node_id = \"a\"\nlisten = \"tcp://127.0.0.1:0\"\ndata_dir = \""
+                      << scratch.dir() << "/d\"\ncurve = false\n";
+  Result r;
+  FILE* p =
+      ::popen((std::string(PEERBLOOMD_BIN) + " --check-config -c " + path + " 2>&1").c_str(), "r");
+  char buf[1024];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  EXPECT_EQ(WEXITSTATUS(::pclose(p)), 0);
+  EXPECT_EQ(r.out, "config '" + path + "' is valid\n");
+
+  std::ofstream(path, std::ios::app) << "bogus = 1\n";
+  r.out.clear();
+  p = ::popen((std::string(PEERBLOOMD_BIN) + " --check-config -c " + path + " 2>&1").c_str(), "r");
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  EXPECT_EQ(WEXITSTATUS(::pclose(p)), 1);
+  EXPECT_EQ(r.out, "peerbloomd: fatal: " + path + ":5: unknown key 'bogus'\n");
+}
+
+}  // namespace
+}  // namespace peerbloom::testing
