@@ -75,7 +75,9 @@ void Daemon::ReloadDigestSources(const Config& fresh, int64_t now) {
 }
 
 void Daemon::PollDigests(int64_t now) {
-  if (!fetcher_ || now < fetcher_->NextDeadline(now)) return;
+  // Poll every pass: it is cheap (one lock), and while a fetch is in flight NextDeadline stays
+  // ahead of `now`, so gating on it would never collect the result.
+  if (!fetcher_) return;
   for (const DigestFetchResult& r : fetcher_->Poll(now, WallUnixMs())) {
     Status s = engine_->ImportDigest(r.import, now);
     if (s.ok()) {
