@@ -4,9 +4,7 @@
 // Every URL Squid cached must be listed (no false negatives); purged URLs leave; false
 // positives on never-fetched URLs are counted and printed. Skipped where Squid is not
 // installed or the test cannot start it (not root), like squid_testbed_test.cc.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -17,6 +15,7 @@
 #include <vector>
 
 #include "tests/integration/cluster_harness.h"
+#include "tests/integration/squid_testbed.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -82,57 +81,19 @@ int CountListed(Node* observer, const std::vector<std::string>& urls, const std:
 class SquidCluster : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists("/usr/sbin/squid") || ::geteuid() != 0) {
-      GTEST_SKIP() << "needs /usr/sbin/squid and root (scripts/squid-testbed.sh)";
-    }
-    std::string tmpl = ::testing::TempDir() + "squidcluster.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-    std::filesystem::permissions(root_, std::filesystem::perms(0755));  // Squid runs as proxy
-    ASSERT_TRUE(ClaimAddress()) << "no free test-bed address in 127.0.0.200-249";
-    started_ = true;
-    ASSERT_EQ(Run("start " + addr_), 0) << "squid did not start";
-    origin_ = Capture("origin " + addr_);
-    ASSERT_FALSE(origin_.empty());
+    if (const std::string why = SquidTestbed::SkipReason(); !why.empty()) GTEST_SKIP() << why;
+    SquidTestbedOptions options;
+    options.name = "squidcluster";
+    const std::string failed = bed_.Start(options);
+    ASSERT_TRUE(failed.empty()) << failed;
+    root_ = bed_.root();
+    addr_ = bed_.addr();
+    origin_ = bed_.origin();
   }
-  void TearDown() override {
-    if (started_) {
-      EXPECT_EQ(Run("stop " + addr_), 0);
-    }
-    if (!HasFailure() && !root_.empty()) std::filesystem::remove_all(root_);
-    if (lock_fd_ >= 0) ::close(lock_fd_);
-  }
-  // The same address claim as squid_testbed_test.cc: a flock held until the process exits.
-  bool ClaimAddress() {
-    for (int i = 0; i < 50; ++i) {
-      const std::string addr = "127.0.0." + std::to_string(200 + (::getpid() + i) % 50);
-      const int fd = ::open(("/tmp/peerbloom-testbed-" + addr + ".lock").c_str(),
-                            O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-      if (fd < 0) continue;
-      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        lock_fd_ = fd;
-        addr_ = addr;
-        return true;
-      }
-      ::close(fd);
-    }
-    return false;
-  }
-  std::string Command(const std::string& args) const {
-    return "PEERBLOOM_SQUID_ROOT='" + root_ +
-           "' DIGEST_PERIOD=3 '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
-  }
-  int Run(const std::string& args) const { return std::system(Command(args).c_str()); }
-  std::string Capture(const std::string& args) const {
-    std::string out;
-    FILE* p = ::popen(Command(args).c_str(), "r");
-    if (p == nullptr) return out;
-    char buf[256];
-    while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
-    ::pclose(p);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
-  }
+  void TearDown() override { bed_.Stop(/*keep_files=*/HasFailure()); }
+
+  int Run(const std::string& args) const { return bed_.Run(args); }
+  std::string Capture(const std::string& args) const { return bed_.Capture(args); }
   std::vector<std::string> Urls(const std::string& prefix, int from, int to) const {
     std::vector<std::string> urls;
     for (int i = from; i <= to; ++i)
@@ -140,9 +101,8 @@ class SquidCluster : public ::testing::Test {
     return urls;
   }
 
-  int lock_fd_ = -1;
+  SquidTestbed bed_;
   std::string root_, addr_, origin_;
-  bool started_ = false;
 };
 
 TEST_F(SquidCluster, StoreLogFeedAndImportedDigestReachEveryNode) {

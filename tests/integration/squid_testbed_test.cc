@@ -2,9 +2,7 @@
 // replayed through StoreLogState, must hold exactly the fetched keys minus the purged one,
 // and its Cache Digest, fetched over HTTP and decoded, must report every one of them.
 // Skipped where Squid is not installed or the test cannot start it (not root).
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -20,6 +18,7 @@
 
 #include "peerbloom/squid_digest.h"
 #include "peerbloom/squid_store_log_state.h"
+#include "tests/integration/squid_testbed.h"
 
 namespace peerbloom {
 namespace {
@@ -29,66 +28,18 @@ using Clock = std::chrono::steady_clock;
 class SquidTestbed : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!std::filesystem::exists("/usr/sbin/squid") || ::geteuid() != 0) {
-      GTEST_SKIP() << "needs /usr/sbin/squid and root (scripts/squid-testbed.sh)";
-    }
-    std::string tmpl = ::testing::TempDir() + "squidbed.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
-    // Squid runs as 'proxy' and must reach its working directory under this one.
-    std::filesystem::permissions(root_, std::filesystem::perms(0755));
-    ASSERT_TRUE(ClaimAddress()) << "no free test-bed address in 127.0.0.200-249";
-    started_ = true;  // stop even after a failed start: it is idempotent
-    ASSERT_EQ(Run("start " + addr_), 0) << "squid did not start";
-    origin_ = Capture("origin " + addr_);
-    ASSERT_FALSE(origin_.empty());
+    if (const std::string why = testing::SquidTestbed::SkipReason(); !why.empty())
+      GTEST_SKIP() << why;
+    const std::string failed = bed_.Start(options_);
+    ASSERT_TRUE(failed.empty()) << failed;
+    root_ = bed_.root();
+    addr_ = bed_.addr();
+    origin_ = bed_.origin();
   }
-  // Each Squid needs its own address. Tests run in parallel processes, so an address is
-  // claimed with a lock file held (flock) until the process exits.
-  bool ClaimAddress() {
-    for (int i = 0; i < 50; ++i) {
-      const std::string addr = "127.0.0." + std::to_string(200 + (::getpid() + i) % 50);
-      const int fd = ::open(("/tmp/peerbloom-testbed-" + addr + ".lock").c_str(),
-                            O_CREAT | O_RDWR | O_CLOEXEC, 0600);
-      if (fd < 0) continue;
-      if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
-        lock_fd_ = fd;
-        addr_ = addr;
-        return true;
-      }
-      ::close(fd);
-    }
-    return false;
-  }
+  void TearDown() override { bed_.Stop(/*keep_files=*/HasFailure()); }
 
-  void TearDown() override {
-    if (started_) {
-      EXPECT_EQ(Run("stop " + addr_), 0);
-    }
-    if (HasFailure()) {
-      std::printf("keeping %s for inspection\n", root_.c_str());
-    } else if (!root_.empty()) {
-      std::filesystem::remove_all(root_);
-    }
-    if (lock_fd_ >= 0) ::close(lock_fd_);
-  }
-
-  std::string Command(const std::string& args) const {
-    return "PEERBLOOM_SQUID_ROOT='" + root_ +
-           "' DIGEST_PERIOD=3 CACHE_MB=" + std::to_string(cache_mb_) + " FILL_QUERY='" +
-           fill_query_ + "' '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
-  }
-  int Run(const std::string& args) const { return std::system(Command(args).c_str()); }
-  std::string Capture(const std::string& args) const {
-    std::string out;
-    FILE* p = ::popen(Command(args).c_str(), "r");
-    if (p == nullptr) return out;
-    char buf[256];
-    while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
-    ::pclose(p);
-    while (!out.empty() && out.back() == '\n') out.pop_back();
-    return out;
-  }
+  int Run(const std::string& args) const { return bed_.Run(args); }
+  std::string Capture(const std::string& args) const { return bed_.Capture(args); }
   std::string ReadFile(const std::string& path) const {
     std::ifstream in(path, std::ios::binary);
     return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
@@ -125,11 +76,9 @@ class SquidTestbed : public ::testing::Test {
     return n;
   }
 
-  int lock_fd_ = -1;
-  int cache_mb_ = 64;
-  std::string fill_query_;
+  testing::SquidTestbedOptions options_;
+  testing::SquidTestbed bed_;
   std::string root_, addr_, origin_;
-  bool started_ = false;
 };
 
 TEST_F(SquidTestbed, StoreLogAndDigestDescribeTheCache) {
@@ -173,8 +122,8 @@ TEST_F(SquidTestbed, StoreLogAndDigestDescribeTheCache) {
 class SquidTestbedSmallCache : public SquidTestbed {
  protected:
   void SetUp() override {
-    cache_mb_ = 10;
-    fill_query_ = "?bytes=500000";
+    options_.cache_mb = 10;
+    options_.fill_query = "?bytes=500000";
     SquidTestbed::SetUp();
   }
 };

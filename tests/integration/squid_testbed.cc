@@ -1,0 +1,89 @@
+#include "tests/integration/squid_testbed.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+namespace peerbloom::testing {
+
+std::string SquidTestbed::SkipReason() {
+  if (!std::filesystem::exists("/usr/sbin/squid") || ::geteuid() != 0) {
+    return "needs /usr/sbin/squid and root (scripts/squid-testbed.sh)";
+  }
+  return "";
+}
+
+std::string SquidTestbed::Start(const SquidTestbedOptions& options) {
+  options_ = options;
+  std::string tmpl = ::testing::TempDir() + options.name + ".XXXXXX";
+  if (::mkdtemp(tmpl.data()) == nullptr) return "cannot create a working directory";
+  root_ = tmpl;
+  // Squid runs as 'proxy' and must reach its working directory under this one.
+  std::filesystem::permissions(root_, std::filesystem::perms(0755));
+  if (!ClaimAddress()) return "no free test-bed address in 127.0.0.200-249";
+  started_ = true;  // stop even after a failed start: stopping is idempotent
+  if (Run("start " + addr_) != 0) return "squid did not start on " + addr_;
+  origin_ = Capture("origin " + addr_);
+  if (origin_.empty()) return "the test bed named no origin server";
+  return "";
+}
+
+void SquidTestbed::Stop(bool keep_files) {
+  if (started_) {
+    if (Run("stop " + addr_) != 0)
+      std::fprintf(stderr, "squid-testbed: stop %s failed\n", addr_.c_str());
+    started_ = false;
+  }
+  if (keep_files) {
+    std::printf("keeping %s for inspection\n", root_.c_str());
+  } else if (!root_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(root_, ec);
+  }
+  root_.clear();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+  lock_fd_ = -1;
+}
+
+bool SquidTestbed::ClaimAddress() {
+  for (int i = 0; i < 50; ++i) {
+    const std::string addr = "127.0.0." + std::to_string(200 + (::getpid() + i) % 50);
+    const int fd = ::open(("/tmp/peerbloom-testbed-" + addr + ".lock").c_str(),
+                          O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+    if (fd < 0) continue;
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) {
+      lock_fd_ = fd;
+      addr_ = addr;
+      return true;
+    }
+    ::close(fd);
+  }
+  return false;
+}
+
+std::string SquidTestbed::Command(const std::string& args) const {
+  return "PEERBLOOM_SQUID_ROOT='" + root_ +
+         "' DIGEST_PERIOD=" + std::to_string(options_.digest_period_s) +
+         " CACHE_MB=" + std::to_string(options_.cache_mb) + " FILL_QUERY='" + options_.fill_query +
+         "' '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
+}
+
+int SquidTestbed::Run(const std::string& args) const { return std::system(Command(args).c_str()); }
+
+std::string SquidTestbed::Capture(const std::string& args) const {
+  std::string out;
+  FILE* p = ::popen(Command(args).c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[256];
+  while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
+  ::pclose(p);
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return out;
+}
+
+}  // namespace peerbloom::testing

@@ -1,0 +1,59 @@
+// A real Squid for tests: scripts/squid-testbed.sh started on its own loopback address with a
+// local origin server, in a per-test working directory.
+//
+// Each Squid needs its own address, and tests run in parallel processes, so an address in
+// 127.0.0.200-249 is claimed with a lock file held (flock) until Stop() or the process exits.
+// Not copyable: it owns the running Squid, the lock and the directory.
+#ifndef PEERBLOOM_TESTS_INTEGRATION_SQUID_TESTBED_H_
+#define PEERBLOOM_TESTS_INTEGRATION_SQUID_TESTBED_H_
+
+#include <string>
+
+namespace peerbloom::testing {
+
+struct SquidTestbedOptions {
+  std::string name = "squidbed";  // prefix of the working directory
+  int cache_mb = 64;              // Default: 64. Squid's cache_dir size
+  std::string fill_query;         // Default: none. Appended to every URL `fill` fetches
+  int digest_period_s = 3;        // Default: 3. Digest rebuild and rewrite period
+};
+
+class SquidTestbed {
+ public:
+  SquidTestbed() = default;
+  ~SquidTestbed() { Stop(/*keep_files=*/false); }
+  SquidTestbed(const SquidTestbed&) = delete;
+  SquidTestbed& operator=(const SquidTestbed&) = delete;
+
+  // Why the test bed cannot run here (no Squid, not root), or empty when it can.
+  static std::string SkipReason();
+
+  // Creates the working directory, claims an address, starts Squid and learns the origin's
+  // base URL. Returns empty on success, otherwise what failed.
+  std::string Start(const SquidTestbedOptions& options);
+  // Stops Squid (idempotent), releases the address, and removes the working directory unless
+  // keep_files (then it says where it is).
+  void Stop(bool keep_files);
+
+  // Runs `scripts/squid-testbed.sh ARGS` with this bed's settings; the exit status.
+  int Run(const std::string& args) const;
+  // The same, returning its standard output without trailing newlines.
+  std::string Capture(const std::string& args) const;
+
+  const std::string& root() const { return root_; }
+  const std::string& addr() const { return addr_; }
+  const std::string& origin() const { return origin_; }
+
+ private:
+  bool ClaimAddress();
+  std::string Command(const std::string& args) const;
+
+  SquidTestbedOptions options_;
+  int lock_fd_ = -1;
+  bool started_ = false;
+  std::string root_, addr_, origin_;
+};
+
+}  // namespace peerbloom::testing
+
+#endif  // PEERBLOOM_TESTS_INTEGRATION_SQUID_TESTBED_H_
