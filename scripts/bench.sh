@@ -28,5 +28,6 @@ else
   run "$build/bench/gossip_sim_bench"
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build"
+  run bash bench/feed_bench.sh "$build"
   run bash bench/cluster_bench.sh "$build"
 fi
