@@ -468,11 +468,14 @@ void DigestFetcher::Fail(size_t source, std::string error, int64_t now_ms) {
 }
 
 // Expires is read against the response's own Date, so the Squid node's clock skew does not
-// matter; without a Date, against this host's wall clock.
+// matter; without a Date, against this host's wall clock. A digest that is already expired
+// when served (Squid hands out its stored digest until the next rewrite lands) means a newer
+// one is due any moment: ask again after min_refresh_ms rather than default_refresh_ms.
 int64_t DigestFetcher::RefreshAfter(const Outcome& o, int64_t now_unix_ms) const {
   const std::optional<int64_t> expires = ParseHttpDate(o.expires);
   const int64_t reference = ParseHttpDate(o.date).value_or(now_unix_ms);
-  if (!expires || *expires <= reference) return opt_.default_refresh_ms;
+  if (!expires) return opt_.default_refresh_ms;
+  if (*expires <= reference) return opt_.min_refresh_ms;
   return std::clamp(*expires - reference, opt_.min_refresh_ms, opt_.max_refresh_ms);
 }
 

@@ -3,10 +3,10 @@
 //
 // Per source (host:port) it GETs http://HOST:PORT/squid-internal-periodic/store_digest,
 // checks the body with the Squid decoder and schedules the next fetch at the digest's Expires
-// (clamped to [min_refresh_ms, max_refresh_ms]; default_refresh_ms when Expires is absent,
-// unparsable or not after the response's Date). A failure (connect, timeout, HTTP status other
-// than 200, body over max_body_bytes, digest refused) retries after initial_backoff_ms,
-// doubling per consecutive failure up to max_backoff_ms.
+// (clamped to [min_refresh_ms, max_refresh_ms]; default_refresh_ms when Expires is absent or
+// unparsable; min_refresh_ms when it is not after the response's Date: a new digest is due). A
+// failure (connect, timeout, HTTP status other than 200, body over max_body_bytes, digest refused)
+// retries after initial_backoff_ms, doubling per consecutive failure up to max_backoff_ms.
 //
 // Threads: one worker thread runs the blocking HTTP/1.0 requests (a small bounded client on
 // POSIX sockets in digest_fetcher.cc), one at a time, so

@@ -30,7 +30,7 @@ std::string ReadFixture(const std::string& name) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-enum class Mode { kDigest, kNoExpires, kError500, kGarbage, kSlow, kHuge };
+enum class Mode { kDigest, kExpired, kNoExpires, kError500, kGarbage, kSlow, kHuge };
 
 // A one-connection-at-a-time HTTP server on 127.0.0.1 (port picked by the OS) serving
 // store_digest_A.bin at the Squid digest path, or a misbehaviour.
@@ -87,6 +87,9 @@ class SquidStub {
     switch (mode_.load()) {
       case Mode::kDigest:  // Expires = Date + 60 s
         response = Response("200 OK", date + "Expires: Sun, 06 Nov 1994 08:50:37 GMT\r\n", digest_);
+        break;
+      case Mode::kExpired:  // Expires = Date - 60 s: a stale digest awaiting its rewrite
+        response = Response("200 OK", date + "Expires: Sun, 06 Nov 1994 08:48:37 GMT\r\n", digest_);
         break;
       case Mode::kNoExpires:
         response = Response("200 OK", date, digest_);
@@ -220,6 +223,12 @@ TEST_F(FetcherTest, FailuresBackOffExponentiallyAndRecover) {
   EXPECT_TRUE(st.last_error.empty());
   EXPECT_EQ(st.valid_for_ms, 30000);  // default_refresh_ms without Expires
   EXPECT_EQ(st.next_fetch_ms, 41000);
+  // An already expired digest: the next one is due, ask again after min_refresh_ms.
+  stub_.set_mode(Mode::kExpired);
+  ASSERT_EQ(Cycle(41000).size(), 1u);
+  st = Stats(41000);
+  EXPECT_EQ(st.valid_for_ms, 1000);
+  EXPECT_EQ(st.next_fetch_ms, 42000);
 }
 
 TEST(HttpDate, ParsesImfFixdateOnly) {
