@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "lib/summary/format.h"
 #include "peerbloom/summary.h"
+#include "tests/fuzz/reseal.h"
 
 namespace {
 
@@ -67,13 +67,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_delta_positions = size_t{1} << 16;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
   Check(bytes, limits);
-  if (size >= peerbloom::summary_internal::kFixedHeaderBytes) {
-    std::string sealed(bytes);
-    const size_t covered = size - peerbloom::summary_internal::kChecksumBytes;
-    const uint64_t sum =
-        peerbloom::summary_internal::MessageChecksum(std::string_view(sealed).substr(0, covered));
-    for (size_t i = 0; i < 8; ++i) sealed[covered + i] = static_cast<char>(sum >> (8 * i));
-    Check(sealed, limits);
-  }
+  if (const auto sealed = peerbloom::fuzz::Resealed(bytes)) Check(*sealed, limits);
   return 0;
 }
