@@ -6,7 +6,8 @@
 namespace peerbloom {
 namespace {
 
-constexpr size_t kLeftFields = 9;   // time action dir_no file_no KEY status date lastmod expires
+constexpr size_t kKeyFields = 5;    // time action dir_no file_no KEY
+constexpr size_t kLeftFields = 9;   // the key fields, then status date lastmod expires
 constexpr size_t kRightFields = 3;  // sizes method URL
 constexpr size_t kMinFields = kLeftFields + 1 + kRightFields;
 constexpr size_t kQuoteLimit = 64;  // bytes of a bad field quoted in a message
@@ -81,7 +82,9 @@ bool IsInteger(std::string_view s) noexcept {
 }
 
 // "expected/real", each an optionally negative integer.
+// "expected/real", each an optionally negative integer, or "?/?" (no reply to measure).
 bool IsSizes(std::string_view s) noexcept {
+  if (s == "?/?") return true;
   const size_t slash = s.find('/');
   if (slash == std::string_view::npos) return false;
   return IsInteger(s.substr(0, slash)) && IsInteger(s.substr(slash + 1));
@@ -94,14 +97,28 @@ StoreLogAction ActionFromName(std::string_view name) noexcept {
   return StoreLogAction::kOther;
 }
 
-Status CheckLeftFields(const std::string_view* left, StoreLogEntry* out) {
+// The key columns, which every line form carries: time, action, dir_no, file_no, KEY.
+Status CheckKeyFields(const std::string_view* left, StoreLogEntry* out) {
   if (!IsTimestamp(left[0]))
     return Status::InvalidArgument("timestamp " + Quote(left[0]) + " is not a number");
   if (!ParseSquidKeyHex(left[4], &out->key)) {
     return Status::InvalidArgument("store key " + Quote(left[4]) + " is not 32 hex digits");
   }
-  if (!IsInteger(left[5])) {
-    return Status::InvalidArgument("http status " + Quote(left[5]) + " is not an integer");
+  out->action_name = left[1];
+  out->action = ActionFromName(left[1]);
+  return Status::Ok();
+}
+
+// status, date, lastmod, expires: integers, or "?" where Squid had no reply to print.
+Status CheckReplyFields(const std::string_view* left) {
+  static constexpr std::string_view kNames[] = {"http status", "date", "last-modified",
+                                                "expires"};
+  for (size_t i = 0; i < std::size(kNames); ++i) {
+    const std::string_view field = left[kKeyFields + i];
+    if (field != "?" && !IsInteger(field)) {
+      return Status::InvalidArgument(std::string(kNames[i]) + " " + Quote(field) +
+                                     " is not an integer");
+    }
   }
   return Status::Ok();
 }
@@ -126,6 +143,31 @@ bool SplitAtSizes(std::string_view s, StoreLogEntry* entry) {
   return false;
 }
 
+// Splits what follows the key fields: four reply fields, the content type, sizes, method
+// and URL. `left` holds the line's first `n_left` fields, `after_left` what follows them.
+Status ParseReplyFields(const std::string_view* left, size_t n_left, std::string_view after_left,
+                        StoreLogEntry* entry) {
+  std::array<std::string_view, kRightFields> right;
+  std::string_view rest = after_left;
+  const size_t n_right = TakeRight(&rest, right.data(), kRightFields);
+  const std::string_view content_type = Trim(rest);
+  if (n_left < kLeftFields || n_right < kRightFields || content_type.empty()) {
+    const size_t fields = n_left + n_right + (content_type.empty() ? 0 : 1);
+    return Status::InvalidArgument("line has '" + std::to_string(fields) +
+                                   "' fields, expected at least '" + std::to_string(kMinFields) +
+                                   "'");
+  }
+  PEERBLOOM_RETURN_IF_ERROR(CheckReplyFields(left));
+  entry->content_type = content_type;
+  entry->method = right[1];
+  entry->url = right[2];
+  if (!IsSizes(right[0]) && !SplitAtSizes(after_left, entry)) {
+    return Status::InvalidArgument("sizes field " + Quote(right[0]) + " is not 'expected/real'");
+  }
+  entry->squid_internal = IsSquidInternalUrl(entry->url);
+  return Status::Ok();
+}
+
 }  // namespace
 
 bool IsSquidInternalUrl(std::string_view url) noexcept {
@@ -147,30 +189,25 @@ Status ParseStoreLogLine(std::string_view line, StoreLogEntry* out) {
                                    std::to_string(kMaxStoreLogLineBytes) + "'");
   }
   std::array<std::string_view, kLeftFields> left;
-  std::array<std::string_view, kRightFields> right;
   std::string_view rest = line;
   const size_t n_left = TakeLeft(&rest, left.data(), kLeftFields);
-  const std::string_view after_left = rest;
-  const size_t n_right = TakeRight(&rest, right.data(), kRightFields);
-  const std::string_view content_type = Trim(rest);
-  if (n_left + n_right == 0) return Status::InvalidArgument("empty line");
-  if (n_left < kLeftFields || n_right < kRightFields || content_type.empty()) {
-    const size_t fields = n_left + n_right + (content_type.empty() ? 0 : 1);
-    return Status::InvalidArgument("line has '" + std::to_string(fields) +
+  if (n_left == 0) return Status::InvalidArgument("empty line");
+  if (n_left < kKeyFields) {
+    return Status::InvalidArgument("line has '" + std::to_string(n_left) +
                                    "' fields, expected at least '" + std::to_string(kMinFields) +
                                    "'");
   }
   StoreLogEntry entry;
-  PEERBLOOM_RETURN_IF_ERROR(CheckLeftFields(left.data(), &entry));
-  entry.content_type = content_type;
-  entry.method = right[1];
-  entry.url = right[2];
-  if (!IsSizes(right[0]) && !SplitAtSizes(after_left, &entry)) {
-    return Status::InvalidArgument("sizes field " + Quote(right[0]) + " is not 'expected/real'");
+  PEERBLOOM_RETURN_IF_ERROR(CheckKeyFields(left.data(), &entry));
+  const Status reply = ParseReplyFields(left.data(), n_left, rest, &entry);
+  if (!reply.ok()) {
+    // A RELEASE names its object by the key alone, and Squid prints the rest only when the
+    // object still has a memory copy (`... KEY   ?  ?  ?  ? ?/? ?/? ? ?` otherwise, the usual
+    // eviction of an on-disk object). Whatever follows the key, the key stops being held.
+    if (entry.action != StoreLogAction::kRelease) return reply;
+    entry.content_type = entry.method = entry.url = {};
+    entry.squid_internal = false;
   }
-  entry.action_name = left[1];
-  entry.action = ActionFromName(left[1]);
-  entry.squid_internal = IsSquidInternalUrl(entry.url);
   *out = entry;
   return Status::Ok();
 }

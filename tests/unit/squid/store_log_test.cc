@@ -11,6 +11,11 @@ constexpr std::string_view kSwapOut =
     "1795327317.643 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F  200 1795327317 "
     "1795327306 1795413717 text/plain 1354/1354 GET http://127.0.0.1:8080/obj1.txt";
 
+Status Parse(std::string_view line) {
+  StoreLogEntry e;
+  return ParseStoreLogLine(line, &e);
+}
+
 TEST(StoreLogLine, ParsesARealSwapOut) {
   StoreLogEntry e;
   ASSERT_TRUE(ParseStoreLogLine(kSwapOut, &e).ok());
@@ -52,6 +57,79 @@ TEST(StoreLogLine, ActionsAndPaddedFields) {
                   .ok());
   EXPECT_EQ(e.action, StoreLogAction::kOther);
   EXPECT_EQ(e.action_name, "FROBNICATE");
+}
+
+// Squid 5.7 src/store_log.cc prints an object without a memory copy (most evictions of
+// on-disk objects) with '?' in every field after the key.
+constexpr std::string_view kBareRelease =
+    "1795329001.118 RELEASE 00 0000007B 09CE0016B72C430B13CE6715158BEDE7   ?         ?     "
+    "    ?         ? ?/? ?/? ? ?";
+
+TEST(StoreLogLine, ReleaseWithoutMemoryObjectKeepsItsKey) {
+  StoreLogEntry e;
+  ASSERT_TRUE(ParseStoreLogLine(kBareRelease, &e).ok());
+  EXPECT_EQ(e.action, StoreLogAction::kRelease);
+  EXPECT_EQ(SquidKeyHex(e.key), "09CE0016B72C430B13CE6715158BEDE7");
+  EXPECT_EQ(e.content_type, "?/?");
+  EXPECT_EQ(e.method, "?");
+  EXPECT_EQ(e.url, "?");
+  EXPECT_FALSE(e.squid_internal);
+}
+
+// A memory object whose URIs are not set yet logs "?" as its URL; its reply may be empty
+// (status 0, dates -1, content type "unknown", length -1).
+TEST(StoreLogLine, MemoryObjectWithoutUrisOrReply) {
+  StoreLogEntry e;
+  ASSERT_TRUE(ParseStoreLogLine("1795329001.118 RELEASE -1 FFFFFFFF "
+                                "0100000000000000B17D000000000000    0        -1        -1    "
+                                "    -1 unknown -1/0 GET ?",
+                                &e)
+                  .ok());
+  EXPECT_EQ(e.action, StoreLogAction::kRelease);
+  EXPECT_EQ(e.content_type, "unknown");
+  EXPECT_EQ(e.url, "?");
+}
+
+// A RELEASE is applied on its key whatever the fields after the key hold; other actions
+// still need a well-formed line.
+TEST(StoreLogLine, ReleaseNeedsOnlyItsKeyFields) {
+  constexpr std::string_view kOdd[] = {
+      "1 RELEASE 00 0000007B 09CE0016B72C430B13CE6715158BEDE7",
+      "1 RELEASE 00 0000007B 09CE0016B72C430B13CE6715158BEDE7 OK ? ? ? x",
+      "1 RELEASE 00 0000007B 09CE0016B72C430B13CE6715158BEDE7 ? ? ? ? ?/? ?? ? ?",
+      "1 RELEASE 00 0000007B 09CE0016B72C430B13CE6715158BEDE7   ?  ?\t? ? ?/? ?/? ? ?",
+  };
+  for (std::string_view line : kOdd) {
+    StoreLogEntry e;
+    ASSERT_TRUE(ParseStoreLogLine(line, &e).ok()) << line;
+    EXPECT_EQ(e.action, StoreLogAction::kRelease);
+    EXPECT_EQ(SquidKeyHex(e.key), "09CE0016B72C430B13CE6715158BEDE7");
+    EXPECT_FALSE(e.squid_internal);
+  }
+  EXPECT_EQ(Parse("1 SWAPOUT 00 0000007B 09CE0016B72C430B13CE6715158BEDE7 OK ? ? ? t 1/1 GET "
+                  "http://h/x")
+                .message(),
+            "http status 'OK' is not an integer");
+  EXPECT_EQ(Parse("1 RELEASE 00 0000007B 09CE0016B72C430B13CE6715158BEDE").message(),
+            "store key '09CE0016B72C430B13CE6715158BEDE' is not 32 hex digits");
+  EXPECT_EQ(Parse("1 RELEASE 00 0000007B").message(),
+            "line has '4' fields, expected at least '13'");
+}
+
+// Every prefix of a bare RELEASE fails with a reason until its key is whole, and then
+// releases that key: a torn line never releases a different key.
+TEST(StoreLogLine, EveryPrefixOfABareReleaseFailsOrKeepsTheKey) {
+  const size_t key_end = kBareRelease.find("   ?");
+  for (size_t n = 0; n < kBareRelease.size(); ++n) {
+    StoreLogEntry e;
+    const Status s = ParseStoreLogLine(kBareRelease.substr(0, n), &e);
+    if (n < key_end) {
+      EXPECT_FALSE(s.ok()) << n;
+    } else {
+      ASSERT_TRUE(s.ok()) << n;
+      EXPECT_EQ(SquidKeyHex(e.key), "09CE0016B72C430B13CE6715158BEDE7");
+    }
+  }
 }
 
 TEST(StoreLogLine, ContentTypeWithSpacesIsCountedFromBothEnds) {
@@ -97,11 +175,6 @@ TEST(StoreLogLine, SquidInternalUrlsAreFlagged) {
   EXPECT_FALSE(IsSquidInternalUrl("http://h/squid-internalx"));
   EXPECT_FALSE(IsSquidInternalUrl("http://squid-internal-host"));
   EXPECT_FALSE(IsSquidInternalUrl("?"));
-}
-
-Status Parse(std::string_view line) {
-  StoreLogEntry e;
-  return ParseStoreLogLine(line, &e);
 }
 
 TEST(StoreLogLine, MalformedLinesSayWhy) {
