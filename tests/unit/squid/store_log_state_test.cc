@@ -158,5 +158,25 @@ TEST(StoreLogState, SnapshotMidwayThenResume) {
   EXPECT_EQ(LiveKeys(second), ExpectedLiveKeysOfA());
 }
 
+// The usual eviction of an on-disk object carries no reply fields; it must still drain the
+// key, or the filter only grows.
+TEST(StoreLogState, BareReleaseRemovesALiveKey) {
+  StoreLogState state;
+  SquidKey key;
+  const std::string hex = "09CE0016B72C430B13CE6715158BEDE7";
+  ASSERT_EQ(state.ApplyLine("1795329000.001 SWAPOUT 00 0000007B " + hex +
+                                "  200 1795329000 -1 -1 text/html 10/10 GET http://h/a",
+                            &key),
+            StoreLogDecision::kAdd);
+  ASSERT_EQ(state.ApplyLine("1795329001.118 RELEASE 00 0000007B " + hex +
+                                "   ?         ?         ?         ? ?/? ?/? ? ?",
+                            &key),
+            StoreLogDecision::kRemove);
+  EXPECT_EQ(SquidKeyHex(key), hex);
+  EXPECT_EQ(state.live().size(), 0u);
+  EXPECT_EQ(state.counters().removes, 1u);
+  EXPECT_EQ(state.counters().malformed, 0u);
+}
+
 }  // namespace
 }  // namespace peerbloom
