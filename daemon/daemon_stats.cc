@@ -1,25 +1,8 @@
 // The `stats` and `peers` answers: every counter the daemon keeps, grouped by part
 // (docs/operations.md lists them with their meaning).
-#include <sys/stat.h>
-
 #include "daemon/daemon.h"
 
 namespace peerbloom::daemon {
-namespace {
-
-// Bytes between a regular file's end and what the feed has read; 0 for a FIFO or a file that
-// cannot be examined (its error shows in the follower's counters).
-uint64_t LagBytes(const Feed& feed) {
-  struct stat st;
-  if (feed.is_fifo() || ::stat(feed.config().path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return 0;
-  }
-  const auto size = static_cast<uint64_t>(st.st_size);
-  const uint64_t offset = feed.position().offset;
-  return size > offset ? size - offset : 0;
-}
-
-}  // namespace
 
 nlohmann::json Daemon::Stats(int64_t now) const {
   const CountingBloomFilter& f = store_->filter();
@@ -44,7 +27,7 @@ nlohmann::json Daemon::Stats(int64_t now) const {
                      {"fifo", feed->is_fifo()},
                      {"open", feed->is_open()},
                      {"offset", feed->position().offset},
-                     {"lag_bytes", LagBytes(*feed)},
+                     {"lag_bytes", feed->unread_bytes()},
                      {"lines", s.lines},
                      {"adds", s.adds},
                      {"removes", s.removes},
@@ -57,6 +40,11 @@ nlohmann::json Daemon::Stats(int64_t now) const {
                      {"truncations", fs.truncations},
                      {"resumes", fs.resumes},
                      {"resume_mismatches", fs.resume_mismatches},
+                     {"resumes_rotated", fs.resumes_rotated},
+                     {"resumes_lost", fs.resumes_lost},
+                     {"resume_lost", feed->resume_lost()},
+                     {"rotated_files_read", fs.rotated_files_read},
+                     {"dropped_partial_lines", fs.dropped_partial_lines},
                      {"read_errors", fs.read_errors}});
   }
   size_t alive = 0, known = 0;

@@ -30,14 +30,16 @@ Status Feed::Restore(const FeedPosition& p, size_t max_keys) {
       return Status::Corruption("feed '" + config_.path + "': saved live keys: " + s.message());
     }
   }
-  follower_.ResumeFrom({p.device, p.inode, p.offset, p.fingerprint_bytes, p.fingerprint});
+  follower_.ResumeFrom({p.device, p.inode, p.offset, p.fingerprint_bytes, p.fingerprint,
+                        p.head_bytes, p.head_fingerprint, p.mtime_ns});
   return Status::Ok();
 }
 
 FeedPosition Feed::position() const {
   const FollowerPosition p = follower_.position();
-  FeedPosition out{config_.path,        p.device,      p.inode, p.offset,
-                   p.fingerprint_bytes, p.fingerprint, ""};
+  FeedPosition out{
+      config_.path, p.device,           p.inode,    p.offset, p.fingerprint_bytes, p.fingerprint,
+      p.head_bytes, p.head_fingerprint, p.mtime_ns, ""};
   if (store_log_ != nullptr) store_log_->EncodeTo(&out.state);
   return out;
 }
@@ -45,6 +47,7 @@ FeedPosition Feed::position() const {
 bool Feed::Poll(LocalStore* store, int64_t now_ms) {
   bool more = false;
   Status s = follower_.Poll(&lines_, &more);
+  ReportResume();
   if (!s.ok()) {
     uint64_t suppressed = 0;
     if (io_log_.Allow(now_ms, &suppressed))
@@ -59,6 +62,21 @@ bool Feed::Poll(LocalStore* store, int64_t now_ms) {
     }
   }
   return more;
+}
+
+// A resume happens once per open of the path; each outcome is logged once.
+void Feed::ReportResume() {
+  const FileFollowerStats& fs = follower_.stats();
+  if (fs.resumes_lost != reported_.resumes_lost) {
+    spdlog::error(
+        "feed '{}': {}; to rebuild the live set from what the cache holds, see docs/squid.md, "
+        "\"Rebuilding the live set\"",
+        config_.path, follower_.last_resume_lost());
+  } else if (fs.resumes_rotated != reported_.resumes_rotated) {
+    spdlog::info("feed '{}': {}, then {} newer file(s)", config_.path,
+                 follower_.last_resume_mismatch(), follower_.pending_files());
+  }
+  reported_ = fs;
 }
 
 void Feed::Malformed(const Status& why, int64_t now_ms) {

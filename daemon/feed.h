@@ -51,6 +51,10 @@ class Feed {
   const FeedConfig& config() const { return config_; }
   const FeedStats& stats() const { return stats_; }
   const FileFollowerStats& follower_stats() const { return follower_.stats(); }
+  // Bytes not read yet: the rest of the current file and the rotated files queued after it.
+  uint64_t unread_bytes() const { return follower_.unread_bytes(); }
+  // Why the saved position's tail could not be read, or "" (see FileFollower).
+  const std::string& resume_lost() const { return follower_.last_resume_lost(); }
   // Null for line feeds.
   const StoreLogState* store_log() const { return store_log_.get(); }
   bool is_fifo() const { return follower_.is_fifo(); }
@@ -60,6 +64,7 @@ class Feed {
   void ApplyLine(std::string_view line, LocalStore* store, int64_t now_ms);
   void ApplyStoreLogLine(std::string_view line, LocalStore* store, int64_t now_ms);
   void Malformed(const Status& why, int64_t now_ms);
+  void ReportResume();
 
   FeedConfig config_;
   FileFollower follower_;
@@ -69,6 +74,7 @@ class Feed {
   std::string key_bytes_;
   LogLimiter log_;
   LogLimiter io_log_;
+  FileFollowerStats reported_;  // the follower's counters when resumes were last reported
 };
 
 }  // namespace peerbloom::daemon

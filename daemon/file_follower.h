@@ -9,11 +9,19 @@
 //    start. A path that is missing for a while keeps the old file open.
 //  - copytruncate: when the file gets shorter than what was read, or the bytes just before the
 //    position change, it is read again from the start.
-//  - position() is the end of the last returned line: (device, inode, offset) plus a hash of
-//    up to 64 bytes just before the offset. Persist it together with the state the lines were
-//    applied to; ResumeFrom() at restart continues exactly there when the file at the path is
-//    still that file and those bytes are unchanged, and reads the file from its start
-//    otherwise (counted, with the reason in last_resume_mismatch()).
+//  - position() is the end of the last returned line: (device, inode, offset), a hash of the
+//    file's first bytes (up to 4 KiB), a hash of up to 64 bytes just before the offset, and
+//    the file's modification time. Persist it together with the state the lines were
+//    applied to. ResumeFrom() at restart finds the file the position points at by its
+//    content (both hashes; an inode alone is reused right after a rotation): at the path,
+//    or among its rotated names when the file was rotated while the daemon was down
+//    (`path.0`, `path.1`, `path-20261123`, ...: any regular file in the same directory whose
+//    name is the path's plus a '.', '-' or '_' suffix, compressed ones excepted). It then
+//    reads that file's remaining tail, the rotated files newer than it (oldest first, by
+//    modification time), and the file at the path from its start.
+//  - When no file matches, the lines after the position are lost: last_resume_lost() says
+//    which file and range, and the rotated files modified after the position was taken are
+//    read before the file at the path (docs/squid.md, "Rebuilding the live set").
 //  - FIFOs are read as they come (no offsets, no resume). The follower holds a write end open
 //    so that writers may come and go without an end-of-file on every poll.
 //
@@ -51,6 +59,9 @@ struct FollowerPosition {
   uint64_t offset = 0;             // bytes of the file consumed (ends on a line boundary)
   uint32_t fingerprint_bytes = 0;  // min(offset, 64)
   uint64_t fingerprint = 0;        // hash of the fingerprint_bytes bytes before offset
+  uint32_t head_bytes = 0;         // min(offset, 4096); 0 in positions saved before it existed
+  uint64_t head_fingerprint = 0;   // hash of the file's first head_bytes bytes
+  int64_t mtime_ns = 0;            // the file's modification time when the position was taken
   bool operator==(const FollowerPosition&) const = default;
 };
 
@@ -62,7 +73,10 @@ struct FileFollowerStats {
   uint64_t rotations = 0;              // a different file appeared at the path
   uint64_t truncations = 0;            // the file shrank or was rewritten under the position
   uint64_t resumes = 0;                // saved positions that matched
-  uint64_t resume_mismatches = 0;      // saved positions that did not: read from the start
+  uint64_t resume_mismatches = 0;      // saved positions not at the path (found rotated or lost)
+  uint64_t resumes_rotated = 0;        // saved positions found under a rotated name
+  uint64_t resumes_lost = 0;           // saved positions that matched no file: lines lost
+  uint64_t rotated_files_read = 0;     // rotated files read after a resume (tail or whole)
   uint64_t dropped_partial_lines = 0;  // an unterminated last line of a rotated-away file
   uint64_t read_errors = 0;
 };
@@ -70,6 +84,9 @@ struct FileFollowerStats {
 class FileFollower {
  public:
   static constexpr uint32_t kFingerprintBytes = 64;
+  static constexpr uint32_t kHeadBytes = 4096;
+  // Rotated names looked at when resuming; more are ignored (and said so).
+  static constexpr size_t kMaxRotatedFiles = 64;
 
   explicit FileFollower(std::string path, FileFollowerOptions options = FileFollowerOptions());
   ~FileFollower();
@@ -93,17 +110,42 @@ class FileFollower {
   bool is_fifo() const noexcept { return fifo_; }
   // The descriptor to watch for a FIFO, -1 otherwise (regular files are polled on a timer).
   int poll_fd() const noexcept { return fifo_ ? fd_ : -1; }
-  // Why the last saved position was not used, or "" when it was (or none was given).
+  // Why the last saved position was not used at the path, or "" when it was (or none was
+  // given). Set both when it was found under a rotated name and when it was lost.
   const std::string& last_resume_mismatch() const noexcept { return resume_mismatch_; }
+  // Which file and byte range could not be read because no file matched the saved position,
+  // or "" (the error an operator must see; the daemon logs it).
+  const std::string& last_resume_lost() const noexcept { return resume_lost_; }
+  // Files queued to be read before the file at the path (rotated files after a resume).
+  size_t pending_files() const noexcept { return pending_.size(); }
+  // Bytes not read yet: the current file's beyond the last line returned, plus the queued
+  // files' (0 for a FIFO or while nothing is open).
+  uint64_t unread_bytes() const;
 
   // The hash stored in FollowerPosition::fingerprint.
   static uint64_t Fingerprint(const char* data, size_t size) noexcept;
 
  private:
+  // A file opened for reading, not yet current.
+  struct OpenFile {
+    int fd = -1;
+    uint64_t device = 0;
+    uint64_t inode = 0;
+    int64_t mtime_ns = 0;
+    uint64_t size = 0;
+    std::string name;
+  };
+
   Status Open();
   void Close();
+  void MakeCurrent(const OpenFile& file);
   void StartAt(uint64_t offset, std::string tail);
-  bool TryResume(uint64_t size);
+  void Resume(const OpenFile& at_path);
+  bool Matches(const OpenFile& file, std::string* tail) const;
+  std::vector<OpenFile> OpenRotatedFiles(std::vector<std::string>* unreadable) const;
+  void QueueNewer(std::vector<OpenFile> rotated, const OpenFile& after, const OpenFile& at_path);
+  void NextPendingFile();
+  void UpdateHead();
   void SeekToLastLine(uint64_t size);
   // Reads and splits until end of data or a limit. Returns false on a read error.
   bool Pump(std::vector<std::string>* lines, size_t* budget, bool* limited);
@@ -129,7 +171,11 @@ class FileFollower {
   bool skipping_ = false;         // inside an over-long line
   std::string recent_;            // up to 64 bytes read just before carry_
   std::string tail_;              // up to 64 bytes just before consumed_offset_
+  uint32_t head_bytes_ = 0;       // the first bytes hashed into head_fingerprint_
+  uint64_t head_fingerprint_ = 0;
+  std::vector<OpenFile> pending_;  // read after the current file, in order
   std::string resume_mismatch_;
+  std::string resume_lost_;
   FileFollowerStats stats_;
 };
 

@@ -39,6 +39,9 @@ nlohmann::json HeaderJson(const SnapshotState& s) {
                      {"offset", f.offset},
                      {"fingerprint_bytes", f.fingerprint_bytes},
                      {"fingerprint", f.fingerprint},
+                     {"head_bytes", f.head_bytes},
+                     {"head_fingerprint", f.head_fingerprint},
+                     {"mtime_ns", f.mtime_ns},
                      {"state_bytes", f.state.size()}});
   }
   return {{"node_id", s.node_id},
@@ -100,10 +103,13 @@ Status ParseHeader(const nlohmann::json& j, uint64_t file_size, SnapshotState* s
       if (f.value("state_bytes", uint64_t{0}) > file_size) {
         return Status::Corruption("bad feed state length");
       }
+      // head_* and mtime_ns are absent from snapshots written before they existed: the
+      // follower then identifies the file by its inode, as those versions did.
       s->feeds.push_back({f.at("path").get<std::string>(), f.at("device").get<uint64_t>(),
                           f.at("inode").get<uint64_t>(), f.at("offset").get<uint64_t>(),
                           f.at("fingerprint_bytes").get<uint32_t>(),
-                          f.at("fingerprint").get<uint64_t>(),
+                          f.at("fingerprint").get<uint64_t>(), f.value("head_bytes", uint32_t{0}),
+                          f.value("head_fingerprint", uint64_t{0}), f.value("mtime_ns", int64_t{0}),
                           std::string(f.value("state_bytes", uint64_t{0}), '\0')});
     }
   } catch (const nlohmann::json::exception& e) {

@@ -36,7 +36,10 @@ struct FeedPosition {
   uint64_t offset = 0;
   uint32_t fingerprint_bytes = 0;  // FileFollower's check of the bytes before `offset`
   uint64_t fingerprint = 0;
-  std::string state;  // the feed's own state (a store.log feed's live-key set), may be empty
+  uint32_t head_bytes = 0;  // FileFollower's check of the file's first bytes (0: absent)
+  uint64_t head_fingerprint = 0;
+  int64_t mtime_ns = 0;  // the file's modification time when saved (0: absent)
+  std::string state;     // the feed's own state (a store.log feed's live-key set), may be empty
   bool operator==(const FeedPosition&) const = default;
 };
 

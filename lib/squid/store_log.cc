@@ -111,8 +111,7 @@ Status CheckKeyFields(const std::string_view* left, StoreLogEntry* out) {
 
 // status, date, lastmod, expires: integers, or "?" where Squid had no reply to print.
 Status CheckReplyFields(const std::string_view* left) {
-  static constexpr std::string_view kNames[] = {"http status", "date", "last-modified",
-                                                "expires"};
+  static constexpr std::string_view kNames[] = {"http status", "date", "last-modified", "expires"};
   for (size_t i = 0; i < std::size(kNames); ++i) {
     const std::string_view field = left[kKeyFields + i];
     if (field != "?" && !IsInteger(field)) {

@@ -140,6 +140,91 @@ TEST_F(DaemonLoop, SquidStoreLogFeedKeepsTheLiveSetAcrossRestart) {
   EXPECT_EQ(reply["stats"]["filter"]["items"], 302);
 }
 
+// A store.log line for key number `n` (any 32 hex digits do: the key column is the identity).
+std::string StoreLogLine(const char* action, int n) {
+  char key[33];
+  std::snprintf(key, sizeof(key), "%032X", n);
+  if (std::string_view(action) == "RELEASE") {
+    return std::string("1795329001.118 RELEASE 00 0000007B ") + key +
+           "   ?         ?         ?         ? ?/? ?/? ? ?\n";
+  }
+  return std::string("1795329000.001 ") + action + " 00 0000007B " + key +
+         "  200 1795329000 -1 -1 text/html 10/10 GET http://h/" + std::to_string(n) + "\n";
+}
+
+class StoreLogRotation : public DaemonLoop {
+ protected:
+  void SetUp() override {
+    DaemonLoop::SetUp();
+    log_ = dir_ + "/store.log";
+    const std::string text = "node_id = \"squid\"\nlisten = \"tcp://127.0.0.1:0\"\ndata_dir = \"" +
+                             dir_ +
+                             "/data\"\ncurve = false\ncapacity = 10000\n[[feeds]]\npath = \"" +
+                             log_ + "\"\nformat = \"squid-store-log\"\n";
+    ASSERT_TRUE(ParseConfig(text, "squid.toml", &config_).ok());
+  }
+  void Write(const std::string& path, const std::string& text) {
+    std::ofstream(path, std::ios::app | std::ios::binary) << text;
+  }
+  // Runs a daemon over what store.log holds now, snapshots it and stops it.
+  void RunAndStop() {
+    Daemon d(config_, &clock_);
+    ASSERT_TRUE(d.Start().ok());
+    Turn(&d, 5);
+    ASSERT_TRUE(d.WriteSnapshotNow().ok());
+  }
+  json FeedStats(Daemon* d) {
+    std::string body;
+    return Ask(d, {{"op", "stats"}}, "", &body)["stats"];
+  }
+  std::string log_;
+};
+
+// `squid -k rotate` while the daemon is down: the lines written to the old file after the
+// snapshot (an eviction and a new object) are read from store.log.0, then the new store.log.
+TEST_F(StoreLogRotation, RotationWhileStoppedLosesNoLine) {
+  Write(log_, StoreLogLine("SWAPOUT", 1) + StoreLogLine("SWAPOUT", 2) + StoreLogLine("SWAPOUT", 3) +
+                  StoreLogLine("SWAPOUT", 4));
+  RunAndStop();
+  Write(log_, StoreLogLine("RELEASE", 1) + StoreLogLine("SWAPOUT", 5));
+  std::filesystem::rename(log_, log_ + ".0");
+  Write(log_, StoreLogLine("RELEASE", 2) + StoreLogLine("SWAPOUT", 6));
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  Turn(&d, 5);
+  const json stats = FeedStats(&d);
+  const json& feed = stats["feeds"][0];
+  EXPECT_EQ(feed["lines"], 4);
+  EXPECT_EQ(feed["resumes_rotated"], 1);
+  EXPECT_EQ(feed["rotated_files_read"], 1);
+  EXPECT_EQ(feed["resumes_lost"], 0);
+  EXPECT_EQ(feed["resume_lost"], "");
+  EXPECT_EQ(feed["removes"], 2);
+  EXPECT_EQ(feed["removes_refused"], 0);
+  EXPECT_EQ(feed["lag_bytes"], 0);
+  EXPECT_EQ(feed["store_log"]["live_keys"], 4);  // 3, 4, 5 and 6
+  EXPECT_EQ(stats["filter"]["items"], 4);
+}
+
+// The saved file was rotated and compressed while the daemon was down: the loss is counted
+// and named in stats; the newer files are still read.
+TEST_F(StoreLogRotation, ACompressedAwayTailIsReportedAsLost) {
+  Write(log_, StoreLogLine("SWAPOUT", 1) + StoreLogLine("SWAPOUT", 2));
+  RunAndStop();
+  Write(log_, StoreLogLine("RELEASE", 1));
+  std::filesystem::rename(log_, log_ + ".1.gz");
+  Write(log_, StoreLogLine("SWAPOUT", 3));
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  Turn(&d, 5);
+  const json feed = FeedStats(&d)["feeds"][0];
+  EXPECT_EQ(feed["resumes_lost"], 1);
+  const std::string lost = feed["resume_lost"];
+  EXPECT_NE(lost.find("lines after byte '"), std::string::npos) << lost;
+  EXPECT_NE(lost.find("(compressed, not read: '" + log_ + ".1.gz')"), std::string::npos) << lost;
+  EXPECT_EQ(feed["store_log"]["live_keys"], 3);  // key 1's RELEASE was in the lost tail
+}
+
 TEST_F(DaemonLoop, CorruptSnapshotRefusesToStart) {
   {
     Daemon d(config_, &clock_);

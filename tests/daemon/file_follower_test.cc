@@ -205,43 +205,211 @@ TEST_F(FileFollowerTest, RestartResumesWithoutLossOrDuplicates) {
   EXPECT_EQ(g.last_resume_mismatch(), "");
 }
 
-TEST_F(FileFollowerTest, ResumeAgainstAReplacedFileStartsOver) {
-  Append("old1\nold2\n");
-  FileFollower f(path_);
-  EXPECT_EQ(Poll(&f), (Lines{"old1", "old2"}));
-  const FollowerPosition saved = f.position();
-  // A new file at the path: another inode, whatever its content.
-  std::filesystem::rename(path_, path_ + ".0");
-  Append("new1\nnew2\nnew3\n");
-  FileFollower g(path_);
-  g.ResumeFrom(saved);
-  EXPECT_EQ(Poll(&g), (Lines{"new1", "new2", "new3"}));
-  EXPECT_EQ(g.stats().resume_mismatches, 1u);
-  EXPECT_EQ(g.last_resume_mismatch().rfind("file at '" + path_ + "' is not the saved one", 0), 0u)
-      << g.last_resume_mismatch();
+// Follows `path` to its current end and returns the position there.
+FollowerPosition ReadAll(const std::string& path, Lines* lines = nullptr) {
+  FileFollower f(path);
+  Lines got;
+  EXPECT_TRUE(f.Poll(&got).ok());
+  if (lines != nullptr) *lines = got;
+  return f.position();
 }
 
-TEST_F(FileFollowerTest, ResumeAgainstRewrittenBytesStartsOver) {
+// Sets a file's modification time (seconds since the epoch), so that the order of rotated
+// files does not depend on how fast the test wrote them.
+void SetMtime(const std::string& path, int64_t seconds) {
+  const struct timespec times[2] = {{seconds, 0}, {seconds, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), times, 0), 0) << path;
+}
+
+// Squid's `squid -k rotate` while the daemon was down: store.log became store.log.0 with
+// lines the daemon never read, and a new store.log started.
+TEST_F(FileFollowerTest, ResumeFindsTheSavedFileUnderItsRotatedName) {
+  Append("old1\nold2\n");
+  const FollowerPosition saved = ReadAll(path_);
+  Append("old3\nold4\n");
+  std::filesystem::rename(path_, path_ + ".0");
+  Append("new1\nnew2\n");
+  SetMtime(path_ + ".0", 1000);
+  FileFollower g(path_);
+  g.ResumeFrom(saved);
+  bool more = false;
+  Lines got = Poll(&g, &more);
+  while (more) {
+    const Lines next = Poll(&g, &more);
+    got.insert(got.end(), next.begin(), next.end());
+  }
+  EXPECT_EQ(got, (Lines{"old3", "old4", "new1", "new2"}));
+  EXPECT_EQ(g.stats().resumes, 0u);
+  EXPECT_EQ(g.stats().resume_mismatches, 1u);
+  EXPECT_EQ(g.stats().resumes_rotated, 1u);
+  EXPECT_EQ(g.stats().resumes_lost, 0u);
+  EXPECT_EQ(g.stats().rotated_files_read, 1u);
+  EXPECT_EQ(
+      g.last_resume_mismatch(),
+      "file at '" + path_ + "' is not the saved one: resuming in '" + path_ + ".0' at byte '10'");
+  EXPECT_EQ(g.last_resume_lost(), "");
+  // Now at the path's file: appends and the next rotation are followed as usual.
+  Append("new3\n");
+  EXPECT_EQ(Poll(&g), Lines{"new3"});
+  EXPECT_EQ(g.position().inode, Inode(path_));
+}
+
+// Reads every line available now, however many polls that takes (bounded).
+Lines Drain(FileFollower* f) {
+  Lines all;
+  bool more = true;
+  for (int i = 0; i < 100 && more; ++i) {
+    Lines lines;
+    EXPECT_TRUE(f->Poll(&lines, &more).ok());
+    all.insert(all.end(), lines.begin(), lines.end());
+  }
+  return all;
+}
+
+// Squid's `logfile_rotate 3` rotated twice while the daemon was down: the saved file is now
+// store.log.1, then come store.log.0 and store.log. An older store.log.2 must not be read.
+TEST_F(FileFollowerTest, ResumeReadsNewerRotatedFilesInOrderSquidNumbering) {
+  Append("ancient\n", path_ + ".2");
+  SetMtime(path_ + ".2", 900);
+  Append("a1\n");
+  const FollowerPosition saved = ReadAll(path_);
+  Append("a2\n");
+  std::filesystem::rename(path_, path_ + ".1");
+  Append("b1\nb2\n", path_ + ".0");
+  Append("c1\n");
+  SetMtime(path_ + ".1", 1000);
+  SetMtime(path_ + ".0", 1000);  // the same tick: the rotation number orders them
+  FileFollower g(path_);
+  g.ResumeFrom(saved);
+  EXPECT_EQ(Drain(&g), (Lines{"a2", "b1", "b2", "c1"}));
+  EXPECT_EQ(g.stats().resumes_rotated, 1u);
+  EXPECT_EQ(g.stats().rotated_files_read, 2u);
+  EXPECT_EQ(g.pending_files(), 0u);
+}
+
+// logrotate's schemes: numbered from .1 with older ones compressed, or dated.
+TEST_F(FileFollowerTest, ResumeReadsLogrotateAndDatedNames) {
+  Append("x1\n");
+  const FollowerPosition saved = ReadAll(path_);
+  Append("x2\n");
+  std::filesystem::rename(path_, path_ + "-20261122");
+  Append("y1\n", path_ + "-20261123");
+  Append("older\n", path_ + ".2.gz");
+  Append("z1\n");
+  SetMtime(path_ + ".2.gz", 500);
+  SetMtime(path_ + "-20261122", 1000);
+  SetMtime(path_ + "-20261123", 2000);
+  FileFollower g(path_);
+  g.ResumeFrom(saved);
+  EXPECT_EQ(Drain(&g), (Lines{"x2", "y1", "z1"}));
+  EXPECT_EQ(g.stats().rotated_files_read, 2u);
+}
+
+// logrotate's copytruncate while the daemon was down: the saved bytes are in a copy with
+// another inode, the path's file was truncated and written again.
+TEST_F(FileFollowerTest, ResumeFindsACopyTruncatedFile) {
+  Append("k1\nk2\n");
+  const FollowerPosition saved = ReadAll(path_);
+  Append("k3\n");
+  std::filesystem::copy_file(path_, path_ + ".1");
+  std::filesystem::resize_file(path_, 0);
+  Append("m1\nm2\nm3\n");
+  SetMtime(path_ + ".1", 1000);
+  FileFollower g(path_);
+  g.ResumeFrom(saved);
+  EXPECT_EQ(Drain(&g), (Lines{"k3", "m1", "m2", "m3"}));
+  EXPECT_EQ(g.stats().resumes_rotated, 1u);
+}
+
+// Two store.logs can end on the same bytes (a periodic store_digest line) and an inode is
+// reused right after a rotation frees it: neither makes another file the saved one.
+TEST_F(FileFollowerTest, ResumeDoesNotConfuseFilesEndingAlike) {
+  const std::string same_end(100, 'd');
+  Append("first file\n" + same_end + "\n");
+  const FollowerPosition saved = ReadAll(path_);
+  std::filesystem::remove(path_);
+  Append("other file\n" + same_end + "\nafter\n");
+  FileFollower g(path_);
+  g.ResumeFrom(saved);
+  EXPECT_EQ(Drain(&g), (Lines{"other file", same_end, "after"}));
+  EXPECT_EQ(g.stats().resumes, 0u);
+  EXPECT_EQ(g.stats().resumes_lost, 1u);
+}
+
+// The saved file was rotated and compressed while the daemon was down: its tail is lost,
+// which is said with the file and byte; the rotated file written after it is still read.
+TEST_F(FileFollowerTest, LostTailIsReportedAndLaterFilesAreRead) {
+  Append("p1\n");
+  FollowerPosition saved = ReadAll(path_);
+  saved.mtime_ns = int64_t{1500} * 1000000000;  // when it was saved
+  Append("p2\n");
+  std::filesystem::rename(path_, path_ + ".1.gz");
+  Append("q1\n", path_ + ".0");
+  Append("ancient\n", path_ + ".5");
+  Append("r1\n");
+  SetMtime(path_ + ".0", 2000);
+  SetMtime(path_ + ".5", 1000);
+  FileFollower g(path_);
+  g.ResumeFrom(saved);
+  EXPECT_EQ(Drain(&g), (Lines{"q1", "r1"}));
+  EXPECT_EQ(g.stats().resumes_lost, 1u);
+  EXPECT_EQ(g.stats().rotated_files_read, 1u);
+  EXPECT_EQ(g.last_resume_lost(),
+            "lines after byte '3' of the file that was at '" + path_ + "' (inode '" +
+                std::to_string(saved.inode) +
+                "') are lost: no file at the path or under a rotated name holds them "
+                "(compressed, not read: '" +
+                path_ + ".1.gz')");
+  EXPECT_EQ(g.last_resume_mismatch(), g.last_resume_lost());
+}
+
+// A position taken while reading a rotated file resumes there after another restart.
+TEST_F(FileFollowerTest, PositionInsideARotatedFileResumes) {
+  Append("s1\n");
+  const FollowerPosition saved = ReadAll(path_);
+  Append("s2\ns3\ns4\n");
+  std::filesystem::rename(path_, path_ + ".0");
+  Append("t1\n");
+  SetMtime(path_ + ".0", 1000);
+  FileFollowerOptions options;
+  options.max_lines_per_poll = 1;
+  FollowerPosition middle;
+  {
+    FileFollower g(path_, options);
+    g.ResumeFrom(saved);
+    EXPECT_EQ(Poll(&g), Lines{"s2"});
+    middle = g.position();
+    EXPECT_EQ(middle.inode, Inode(path_ + ".0"));
+  }
+  FileFollower h(path_);
+  h.ResumeFrom(middle);
+  EXPECT_EQ(Drain(&h), (Lines{"s3", "s4", "t1"}));
+}
+
+TEST_F(FileFollowerTest, ResumeAgainstRewrittenBytesSaysTheTailIsLost) {
   Append("aaaa\nbbbb\n");
   FileFollower f(path_);
   EXPECT_EQ(Poll(&f).size(), 2u);
   const FollowerPosition saved = f.position();
+  EXPECT_EQ(saved.head_bytes, 10u);
   // Same inode, rewritten in place with other bytes of the same length, plus more.
   std::filesystem::resize_file(path_, 0);
   Append("cccc\ndddd\neeee\n");
   FileFollower g(path_);
   g.ResumeFrom(saved);
   EXPECT_EQ(Poll(&g), (Lines{"cccc", "dddd", "eeee"}));
-  EXPECT_EQ(g.last_resume_mismatch(),
-            "bytes before the saved offset '10' of '" + path_ + "' changed");
+  EXPECT_EQ(g.last_resume_lost(), "lines after byte '10' of the file that was at '" + path_ +
+                                      "' (inode '" + std::to_string(saved.inode) +
+                                      "') are lost: no file at the path or under a rotated "
+                                      "name holds them");
+  EXPECT_EQ(g.stats().resumes_lost, 1u);
 
   // Shorter than the saved offset.
   std::filesystem::resize_file(path_, 3);
   FileFollower h(path_);
   h.ResumeFrom(g.position());
   EXPECT_EQ(Poll(&h), Lines{});
-  EXPECT_EQ(h.last_resume_mismatch(),
-            "file at '" + path_ + "' has '3' bytes, fewer than the saved offset '15'");
+  EXPECT_EQ(h.stats().resumes_lost, 1u);
 }
 
 TEST_F(FileFollowerTest, StartAtEndSkipsExistingLines) {

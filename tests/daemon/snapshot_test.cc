@@ -26,8 +26,9 @@ class SnapshotTest : public ::testing::Test {
     state_.items = 3;
     state_.saturation_events = 1;
     state_.refused_removes = 2;
-    state_.feeds.push_back({"/var/feed", 1, 2, 300, 64, 99, std::string("live\0keys", 9)});
-    state_.feeds.push_back({"/var/other", 3, 4, 5, 5, 6, ""});
+    state_.feeds.push_back({"/var/feed", 1, 2, 300, 64, 99, 300, 77, 1795420869055000000,
+                            std::string("live\0keys", 9)});
+    state_.feeds.push_back({"/var/other", 3, 4, 5, 5, 6, 5, 8, 0, ""});
     state_.cells.assign(512, '\0');
     state_.cells[5] = 0x21;
   }
