@@ -21,7 +21,8 @@
 //  - heartbeats ride on digests: a member whose heartbeat has not advanced within the
 //    failure timeout, directly or through gossip, is dead: it disappears from who-has answers,
 //    and comes back when a newer heartbeat is heard. A higher epoch from the same node id
-//    replaces everything known of the old one.
+//    (a restart) replaces what is known of the old one; its old summary keeps answering
+//    who-has until the new epoch's full summary replaces it (docs/gossip.md, "Restarts").
 //
 // Thread-safety: none; the daemon's single event loop owns it.
 #ifndef PEERBLOOM_GOSSIP_H_
