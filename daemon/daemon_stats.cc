@@ -149,6 +149,7 @@ nlohmann::json Daemon::PeersJson(int64_t now) const {
          {"chosen", p.chosen},
          {"imported", p.imported},
          {"epoch", p.epoch},
+         {"summary_epoch", p.summary_epoch},
          {"version", p.version},
          {"heartbeat", p.heartbeat},
          {"estimated_items", p.estimated_items},

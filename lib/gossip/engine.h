@@ -65,7 +65,11 @@ struct Member {
   bool contact_fresh = false;        // contact changed since the last round: gossip it
   // The held summary; its bits live in the index.
   bool has_summary = false;
-  uint64_t version = 0;
+  // The epoch the held summary belongs to. Below `epoch` after the member restarted and until
+  // its new epoch's full summary arrives: the old one is a stand-in (docs/gossip.md, "Members,
+  // epochs and heartbeats").
+  uint64_t summary_epoch = 0;
+  uint64_t version = 0;  // of the held summary, in summary_epoch
   uint64_t estimated_items = 0;
   KeyScheme key_scheme = KeyScheme::kRaw;
   PeerIndex::Slot slot = PeerIndex::kNoSlot;
@@ -88,6 +92,10 @@ struct Member {
   std::set<std::string, std::less<>> pruned_here;
   std::vector<std::string> prune_pending;
   uint64_t rank = 0;  // orders inbound links when only some may carry deltas
+
+  // A summary of the member's current epoch is held: deltas and versions of that epoch build
+  // on it, digests announce it and it may be served. A stand-in only answers who-has.
+  bool HoldsCurrent() const { return has_summary && summary_epoch == epoch; }
 };
 
 // An imported Squid Cache Digest as this node holds it (docs/gossip.md).
@@ -184,6 +192,8 @@ class GossipEngine::Impl {
   // Records (epoch, heartbeat) of a member; returns true when it advanced.
   bool Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms);
   void DropSummary(Member* m);
+  // A restarted member that fell silent before its new summary came: its stand-in goes.
+  void DropSilentStandIns(int64_t now_ms);
   void Forget(const std::string& id);
   bool IsSeed(const Member& m) const;
   bool IsLinked(const Member& m, int64_t now_ms) const;

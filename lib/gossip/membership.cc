@@ -39,8 +39,17 @@ bool GossipEngine::Impl::Observe(Member* m, uint64_t epoch, uint64_t heartbeat, 
     return false;
   }
   if (epoch > m->epoch) {
-    // A new incarnation: everything known of the old one goes.
-    DropSummary(m);
+    // A new incarnation. What described the old one's version sequence and links goes, but
+    // its summary stays in the index as a stand-in: a restarted node restores its filter, so
+    // dropping the summary now would hide what it still holds until the new epoch's full
+    // summary arrives. StoreFull swaps that one in; nothing else ever changes the stand-in,
+    // and DropSilentStandIns drops it if the member falls silent first.
+    ClearEncoded(m);
+    m->recent.Clear();
+    m->full_requested_ms = kNeverMs;
+    m->announced_version = 0;
+    m->announced_by.clear();
+    m->announced_ms = kNeverMs;
     m->no_push.clear();
     m->pruned_here.clear();
     m->prune_pending.clear();
@@ -61,9 +70,18 @@ void GossipEngine::Impl::DropSummary(Member* m) {
   m->slot = PeerIndex::kNoSlot;
   ClearEncoded(m);
   m->has_summary = false;
+  m->summary_epoch = 0;
   m->version = 0;
   m->estimated_items = 0;
   m->full_requested_ms = kNeverMs;
+}
+
+// Judged each round: between the failure timeout and the round, WhoHas already leaves the
+// member out (Alive is judged at the query).
+void GossipEngine::Impl::DropSilentStandIns(int64_t now_ms) {
+  for (auto& [id, m] : members_) {
+    if (m.has_summary && !m.HoldsCurrent() && !Alive(m, now_ms)) DropSummary(&m);
+  }
 }
 
 void GossipEngine::Impl::Forget(const std::string& id) {
@@ -208,6 +226,7 @@ std::vector<PeerInfo> GossipEngine::Impl::Peers(int64_t now_ms) const {
     p.chosen = m.chosen || IsSeed(m);
     p.neighbour = p.alive && IsLinked(m, now_ms);
     p.epoch = m.epoch;
+    p.summary_epoch = m.has_summary ? m.summary_epoch : 0;
     p.version = m.version;
     p.heartbeat = m.heartbeat;
     p.estimated_items = m.estimated_items;
@@ -236,7 +255,7 @@ Status GossipEngine::Impl::GetSummary(std::string_view node_id, Summary* out) co
     return Status::NotFound("no summary of node '" + std::string(node_id) + "'");
   }
   out->origin = m->id;
-  out->epoch = m->epoch;
+  out->epoch = m->summary_epoch;  // a stand-in keeps its own epoch: never relabelled
   out->version = m->version;
   out->key_scheme = m->key_scheme;
   out->hash_scheme = HashScheme::kSipHash13x2;

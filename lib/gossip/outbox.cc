@@ -103,7 +103,7 @@ bool GossipEngine::Impl::EncodeHeld(const std::string& origin, std::string* code
     return true;
   }
   Member* m = Find(origin);
-  if (m == nullptr || !m->has_summary) return false;
+  if (m == nullptr || !m->HoldsCurrent()) return false;  // stand-ins are never served
   if (m->encoded_full.empty()) {
     Summary s;
     if (!GetSummary(origin, &s).ok() || !EncodeSummary(s, codec_bytes).ok()) return false;

@@ -146,8 +146,8 @@ void GossipEngine::Impl::OnDigest(const WireFrame& frame, Member* sender, int64_
   for (const DigestEntry& e : body.entries) {
     Member* m = Find(e.origin);
     if (m == nullptr || !e.has_summary || e.epoch != m->epoch) continue;
-    if (!m->has_summary) {
-      WantFull(m, &requests, now_ms);  // nothing to build on
+    if (!m->HoldsCurrent()) {
+      WantFull(m, &requests, now_ms);  // nothing to build on (a stand-in is not a base)
     } else if (e.version > m->version) {
       NoteAnnounced(m, e, *sender, now_ms);  // its delta is probably on the way
     } else if (e.version == m->version && e.origin == sender->id &&
@@ -202,7 +202,7 @@ void GossipEngine::Impl::PushMissing(const WireFrame& frame, Member* sender, int
     SendSummaryBytes(sender->endpoint, sender->public_key, false, WireType::kFullSummary, bytes);
   }
   for (const auto& [id, m] : members_) {
-    if (&m == sender || !m.has_summary || !Alive(m, now_ms)) continue;
+    if (&m == sender || !m.HoldsCurrent() || !Alive(m, now_ms)) continue;
     if (behind(id, m.epoch, m.version, m.summary_received_ms) && EncodeHeld(id, &bytes)) {
       SendSummaryBytes(sender->endpoint, sender->public_key, false, WireType::kFullSummary, bytes);
     }
@@ -218,7 +218,8 @@ void GossipEngine::Impl::OnFull(const Summary& s, std::string_view bytes, Member
     return;
   }
   if (s.epoch > m->epoch) Observe(m, s.epoch, 0, now_ms);
-  if (m->has_summary && s.version <= m->version) {
+  // Versions compare within one epoch: a stand-in of an older one is replaced by any version.
+  if (m->HoldsCurrent() && s.version <= m->version) {
     // The same version with other bits is only believed from the origin itself.
     const bool replace =
         s.version == m->version && sender == m && FilterDigest(s.filter) != index_.digest(m->slot);
@@ -232,6 +233,8 @@ void GossipEngine::Impl::OnFull(const Summary& s, std::string_view bytes, Member
   m->last_from = sender->id;
 }
 
+// The slot is replaced in place, so who-has sees the old summary (a stand-in of an older
+// epoch included) until the new one is whole, and never a moment without either.
 void GossipEngine::Impl::StoreFull(const Summary& s, Member* m, int64_t now_ms) {
   if (m->slot == PeerIndex::kNoSlot) {
     m->slot = index_.Insert(s.filter);
@@ -241,6 +244,7 @@ void GossipEngine::Impl::StoreFull(const Summary& s, Member* m, int64_t now_ms) 
     (void)index_.Replace(m->slot, s.filter);  // the slot is ours and in use
   }
   m->has_summary = true;
+  m->summary_epoch = s.epoch;
   m->version = s.version;
   m->estimated_items = s.estimated_items;
   m->key_scheme = s.key_scheme;
@@ -258,14 +262,16 @@ void GossipEngine::Impl::OnDelta(const WireFrame& frame, const SummaryDelta& d, 
     ++stats_.stale_dropped;  // about this node, or an old incarnation
     return;
   }
-  if (d.epoch == m->epoch && m->has_summary && d.version <= m->version) {
+  if (d.epoch == m->epoch && m->HoldsCurrent() && d.version <= m->version) {
     ++stats_.stale_dropped;  // a duplicate through another path
     NoteDuplicate(sender, *m);
     return;
   }
   if (d.epoch > m->epoch) Observe(m, d.epoch, 0, now_ms);
+  // A delta of a new epoch never applies to the old epoch's stand-in, whatever its base: the
+  // versions of two epochs are unrelated, so that is a gap too.
   const bool same_geometry =
-      m->has_summary && d.k == index_.k(m->slot) && d.log2_bits == index_.log2_bits(m->slot);
+      m->HoldsCurrent() && d.k == index_.k(m->slot) && d.log2_bits == index_.log2_bits(m->slot);
   if (!same_geometry || d.base_version != m->version) {
     // A gap: never guess. The sender may still have the missing deltas.
     Resync(sender, m, now_ms, /*bits_trusted=*/same_geometry);
@@ -313,7 +319,7 @@ void GossipEngine::Impl::OnRequests(const WireFrame& frame, Member* sender, int6
       epoch = own_.epoch;
     } else {
       const Member* m = Find(q.origin);
-      if (m == nullptr || !m->has_summary) continue;
+      if (m == nullptr || !m->HoldsCurrent()) continue;
       epoch = m->epoch;
     }
     if (epoch < q.epoch) continue;
@@ -351,7 +357,7 @@ void GossipEngine::Impl::WantFull(Member* m, std::vector<FullRequest>* requests,
                                   bool bits_trusted) {
   if (now_ms - m->full_requested_ms < 2 * opt_.gossip_interval_ms) return;
   m->full_requested_ms = now_ms;
-  const uint64_t have = m->has_summary && bits_trusted ? m->version : 0;
+  const uint64_t have = m->HoldsCurrent() && bits_trusted ? m->version : 0;
   requests->push_back(FullRequest{m->id, m->epoch, have});
 }
 

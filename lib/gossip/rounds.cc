@@ -70,6 +70,7 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
   SendOwnUpdates(now_ms);
   SendHeartbeatDigests(now_ms);
   SendPrunes();
+  DropSilentStandIns(now_ms);
   ForgetDead(now_ms);
   ExpireImports(now_ms);
 }
@@ -259,9 +260,11 @@ DigestEntry GossipEngine::Impl::EntryOf(const Member& m, bool with_contact, int6
   e.epoch = m.epoch;
   e.heartbeat = m.heartbeat;
   e.alive = Alive(m, now_ms);
-  e.has_summary = m.has_summary;
-  e.version = m.has_summary ? m.version : 0;
-  e.filter_digest = m.has_summary ? index_.digest(m.slot) : 0;
+  // A stand-in is not announced: the entry's epoch is the member's, and peers must not take
+  // the old epoch's version for one of the new.
+  e.has_summary = m.HoldsCurrent();
+  e.version = e.has_summary ? m.version : 0;
+  e.filter_digest = e.has_summary ? index_.digest(m.slot) : 0;
   e.has_contact = with_contact && !m.endpoint.empty();
   if (e.has_contact) {
     e.endpoint = m.endpoint;

@@ -21,7 +21,8 @@
 //  - heartbeats ride on digests: a member whose heartbeat has not advanced within the
 //    failure timeout, directly or through gossip, is dead: it disappears from who-has answers,
 //    and comes back when a newer heartbeat is heard. A higher epoch from the same node id
-//    replaces everything known of the old one.
+//    (a restart) replaces what is known of the old one; its old summary keeps answering
+//    who-has until the new epoch's full summary replaces it (docs/gossip.md, "Restarts").
 //
 // Thread-safety: none; the daemon's single event loop owns it.
 #ifndef PEERBLOOM_GOSSIP_H_
@@ -118,9 +119,12 @@ struct PeerInfo {
   bool chosen = false;     // in this node's own neighbour set (a seed or a random pick)
   bool imported = false;
   uint64_t epoch = 0;
-  uint64_t version = 0;
+  uint64_t version = 0;  // of the summary held, in summary_epoch
   uint64_t heartbeat = 0;
   uint64_t estimated_items = 0;
+  // Addition: the epoch of the summary held (0 without one). Below `epoch` while a restarted
+  // member's new summary is awaited: its old summary still answers who-has meanwhile.
+  uint64_t summary_epoch = 0;
   unsigned k = 0;
   unsigned log2_bits = 0;
   int64_t last_heard_ms = 0;        // local time its heartbeat last advanced

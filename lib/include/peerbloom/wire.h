@@ -85,7 +85,7 @@ struct DigestEntry {
   uint64_t epoch = 0;
   uint64_t heartbeat = 0;
   bool alive = false;          // the sender currently considers it alive
-  bool has_summary = false;    // the sender holds a summary of it
+  bool has_summary = false;    // the sender holds a summary of it in this epoch
   uint64_t version = 0;        // when has_summary
   uint64_t filter_digest = 0;  // when has_summary: FilterDigest of the held summary
   bool has_contact = false;    // endpoint and public key follow

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -42,6 +43,14 @@ struct NodeSpec {
   unsigned min_log2_bits = 10;
   uint64_t epoch = 1;
   double target_fpr = 0.01;
+};
+
+// A node's content as a snapshot keeps it: the counting filter's cells and item count, and
+// the keys it stood for (the daemon writes one periodically and at a clean stop).
+struct NodeSnapshot {
+  std::string cells;
+  uint64_t items = 0;
+  std::multiset<std::string> keys;
 };
 
 struct SimNode {
@@ -92,8 +101,9 @@ class SimCluster {
     return static_cast<int>(nodes_.size() - 1);
   }
 
-  // Starts a node afresh: new counting filter, builder and engine in epoch spec.epoch.
-  void Boot(int i) {
+  // Starts a node afresh: new counting filter (restored from `from` when given), builder and
+  // engine in epoch spec.epoch.
+  void Boot(int i, const NodeSnapshot* from = nullptr) {
     SimNode& n = *nodes_[i];
     n.options = base_;
     n.options.node_id = n.spec.id;
@@ -102,6 +112,11 @@ class SimCluster {
     n.options.seeds.clear();
     for (const std::string& s : n.spec.seeds) n.options.seeds.push_back(Seed{Endpoint(s), ""});
     n.cbf = std::make_unique<CountingBloomFilter>(n.spec.log2_counters, n.spec.k);
+    n.keys.clear();
+    if (from != nullptr) {
+      if (!n.cbf->Restore(from->cells, from->items, 0, 0).ok()) std::abort();  // same geometry
+      n.keys = from->keys;
+    }
     SummaryBuilderOptions bo;
     bo.origin = n.spec.id;
     bo.epoch = n.spec.epoch;
@@ -110,7 +125,6 @@ class SimCluster {
     bo.target_fpr = n.spec.target_fpr;
     n.builder = std::make_unique<SummaryBuilder>(n.cbf.get(), bo);
     n.engine = std::make_unique<GossipEngine>(n.options);
-    n.keys.clear();
     n.up = true;
     Publish(i);
   }
@@ -119,6 +133,17 @@ class SimCluster {
   void Restart(int i, uint64_t new_epoch) {
     nodes_[i]->spec.epoch = new_epoch;
     Boot(i);
+  }
+  // Node i's content now, as a snapshot would keep it.
+  NodeSnapshot Snapshot(int i) const {
+    const SimNode& n = *nodes_[i];
+    return NodeSnapshot{std::string(n.cbf->raw_cells()), n.cbf->items(), n.keys};
+  }
+  // Restarts node i in a new epoch from a snapshot, as the daemon restores one: the content
+  // of the snapshot (what changed after it is lost), a fresh builder and engine.
+  void RestartFrom(int i, uint64_t new_epoch, const NodeSnapshot& snapshot) {
+    nodes_[i]->spec.epoch = new_epoch;
+    Boot(i, &snapshot);
   }
 
   void AddKey(int i, const std::string& key) {
