@@ -6,6 +6,7 @@
 #   squid-testbed.sh start ADDR        start Squid on ADDR:3128 (ADDR = 127.0.0.x, x >= 2)
 #   squid-testbed.sh fill ADDR N [P]   fetch N URLs ORIGIN/P1.html..PN.html through it
 #   squid-testbed.sh purge ADDR URL    remove URL from its cache (PURGE); fails if absent
+#   squid-testbed.sh rotate ADDR       rotate its logs (`squid -k rotate`)
 #   squid-testbed.sh digest-url ADDR   print the URL of its Cache Digest
 #   squid-testbed.sh origin ADDR       print the origin's base URL
 #   squid-testbed.sh dir ADDR          print its working directory (logs/store.log, ...)
@@ -19,6 +20,8 @@
 #   SQUID_PORT            HTTP port (default 3128)
 #   DIGEST_PERIOD         digest rebuild/rewrite period in seconds (default 10)
 #   CACHE_MB              size of the cache_dir in MB (default 64; Squid's minimum is 1)
+#   LOGFILE_ROTATE        squid.conf logfile_rotate: rotated logs kept as store.log.0 .. N-1
+#                         (default 0: `rotate` only reopens the logs)
 #   FILL_QUERY            appended to every `fill` URL; the origin pads a body to
 #                         ?bytes=N bytes (e.g. FILL_QUERY='?bytes=1000000' to force evictions)
 #
@@ -31,6 +34,7 @@ readonly ROOT="${PEERBLOOM_SQUID_ROOT:-/tmp/peerbloom-squid}"
 readonly PORT="${SQUID_PORT:-3128}"
 readonly DIGEST_PERIOD="${DIGEST_PERIOD:-10}"
 readonly CACHE_MB="${CACHE_MB:-64}"
+readonly LOGFILE_ROTATE="${LOGFILE_ROTATE:-0}"
 readonly SQUID=/usr/sbin/squid
 
 die() { echo "squid-testbed: error: $*" >&2; exit 1; }
@@ -136,7 +140,7 @@ coredump_dir $dir
 cache_log $dir/logs/cache.log
 access_log stdio:$dir/logs/access.log squid
 cache_store_log stdio:$dir/logs/store.log
-logfile_rotate 0
+logfile_rotate $LOGFILE_ROTATE
 acl localnet src 127.0.0.0/8
 acl PURGE method PURGE
 http_access allow PURGE localnet
@@ -206,6 +210,15 @@ cmd_purge() {
   [[ "$code" == 200 ]] || die "PURGE '$url' answered '$code' (404: not cached)"
 }
 
+cmd_rotate() {
+  local addr="$1" dir
+  check_addr "$addr"
+  dir="$(dir_of "$addr")"
+  alive "$dir/squid.pid" || die "no squid running on $addr"
+  "$SQUID" -n "$(service_of "$addr")" -f "$dir/squid.conf" -k rotate ||
+    die "squid -k rotate failed on $addr"
+}
+
 cmd_stop() {
   local addr="$1" dir svc
   check_addr "$addr"
@@ -228,11 +241,12 @@ main() {
     start) (($# == 1)) || die "usage: start ADDR"; cmd_start "$1" ;;
     fill) (($# >= 2)) || die "usage: fill ADDR N [PREFIX]"; cmd_fill "$@" ;;
     purge) (($# == 2)) || die "usage: purge ADDR URL"; cmd_purge "$1" "$2" ;;
+    rotate) (($# == 1)) || die "usage: rotate ADDR"; cmd_rotate "$1" ;;
     digest-url) check_addr "${1:-}"; echo "http://$1:$PORT/squid-internal-periodic/store_digest" ;;
     origin) check_addr "${1:-}"; cat "$(dir_of "$1")/origin.url" ;;
     dir) check_addr "${1:-}"; dir_of "$1" ;;
     stop) (($# == 1)) || die "usage: stop ADDR"; cmd_stop "$1" ;;
-    *) die "unknown command '$cmd' (start, fill, purge, digest-url, origin, dir, stop)" ;;
+    *) die "unknown command '$cmd' (start, fill, purge, rotate, digest-url, origin, dir, stop)" ;;
   esac
 }
 

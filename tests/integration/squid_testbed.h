@@ -16,6 +16,7 @@ struct SquidTestbedOptions {
   int cache_mb = 64;              // Default: 64. Squid's cache_dir size
   std::string fill_query;         // Default: none. Appended to every URL `fill` fetches
   int digest_period_s = 3;        // Default: 3. Digest rebuild and rewrite period
+  int logfile_rotate = 0;         // Default: 0. squid.conf logfile_rotate (rotated logs kept)
 };
 
 class SquidTestbed {

@@ -16,6 +16,12 @@
 //   a squid-internal URL            -> kIgnore  (digests, manager pages: not cache content)
 //   a line that does not parse      -> kMalformed (counted; the reason goes to *error)
 //
+// SO_FAIL (Squid 5.7 src/store_swapout.cc) means no cache_dir took the object. Squid may
+// still serve it from memory for a while, but when it drops such an entry it does so without
+// a log line (src/store/Controller.cc, handleIdleEntry -> destroyStoreEntry), so store.log
+// cannot tell how long it is held: memory-only objects are not in the live set
+// (docs/squid.md, "What store.log cannot tell").
+//
 // The caller applies kAdd / kRemove to its CountingBloomFilter (and SummaryBuilder::Touch)
 // with the returned key; every kRemove was preceded by exactly one kAdd of the same key, so
 // the filter never refuses a remove and never holds a key twice.
