@@ -19,6 +19,7 @@ StoreLogDecision StoreLogState::ApplyEntry(const StoreLogEntry& entry) {
     ++counters_.internal;
     return StoreLogDecision::kIgnore;
   }
+  if (journaling_) Journal(entry);
   switch (entry.action) {
     case StoreLogAction::kSwapOut:
       if (live_.Insert(entry.key)) {
@@ -42,6 +43,54 @@ StoreLogDecision StoreLogState::ApplyEntry(const StoreLogEntry& entry) {
   }
   ++counters_.other_actions;
   return StoreLogDecision::kIgnore;
+}
+
+void StoreLogState::StartJournal(size_t max_entries) {
+  journal_.clear();
+  journaling_ = true;
+  journal_overflowed_ = false;
+  journal_limit_ = max_entries;
+}
+
+void StoreLogState::AbandonJournal() {
+  journaling_ = false;
+  journal_.clear();
+  journal_.shrink_to_fit();
+}
+
+void StoreLogState::Journal(const StoreLogEntry& entry) {
+  if (entry.action != StoreLogAction::kSwapOut && entry.action != StoreLogAction::kRelease) return;
+  if (journal_.size() == journal_limit_) {
+    journal_overflowed_ = true;
+    AbandonJournal();
+    return;
+  }
+  journal_.push_back({entry.action, entry.key});
+}
+
+StoreLogRebuild StoreLogState::FinishRebuild(const std::vector<SquidKey>& held) {
+  SquidKeySet next(seed_);
+  for (const SquidKey& key : held) next.Insert(key);
+  // Replayed in log order, the last event of each key since the read began decides.
+  for (const StoreLogJournalEntry& e : journal_) {
+    if (e.action == StoreLogAction::kSwapOut) {
+      next.Insert(e.key);
+    } else {
+      next.Erase(e.key);
+    }
+  }
+  StoreLogRebuild out;
+  out.held = held.size();
+  out.journal = journal_.size();
+  live_.ForEach([&](const SquidKey& k) {
+    if (!next.Contains(k)) out.removed.push_back(k);
+  });
+  next.ForEach([&](const SquidKey& k) {
+    if (!live_.Contains(k)) out.added.push_back(k);
+  });
+  live_ = std::move(next);
+  AbandonJournal();
+  return out;
 }
 
 }  // namespace peerbloom

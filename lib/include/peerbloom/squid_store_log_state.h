@@ -35,6 +35,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "peerbloom/hash.h"
 #include "peerbloom/squid_key_set.h"
@@ -67,10 +68,24 @@ struct StoreLogCounters {
   }
 };
 
+// One store.log event kept while a rebuild reads what the cache holds.
+struct StoreLogJournalEntry {
+  StoreLogAction action = StoreLogAction::kOther;  // kSwapOut or kRelease
+  SquidKey key{};
+};
+
+// What a rebuild changed: keys to add to and remove from the filter.
+struct StoreLogRebuild {
+  std::vector<SquidKey> added;    // live now, not before
+  std::vector<SquidKey> removed;  // live before, not now
+  size_t held = 0;                // keys the cache was read to hold
+  size_t journal = 0;             // events replayed on top of them
+};
+
 class StoreLogState {
  public:
   // `seed` keys the live set's slot hashing (see SquidKeySet); use a secret.
-  explicit StoreLogState(const SipKey& seed = SipKey{}) : live_(seed) {}
+  explicit StoreLogState(const SipKey& seed = SipKey{}) : live_(seed), seed_(seed) {}
   StoreLogState(const StoreLogState&) = delete;
   StoreLogState& operator=(const StoreLogState&) = delete;
 
@@ -83,6 +98,20 @@ class StoreLogState {
   const SquidKeySet& live() const noexcept { return live_; }
   const StoreLogCounters& counters() const noexcept { return counters_; }
 
+  // Rebuilding the live set from what the cache holds (docs/squid.md, "Rebuilding the live
+  // set"), for when store.log lines were lost. StartJournal() before the cache is read; from
+  // then on every SWAPOUT and RELEASE applied is also kept (at most `max_entries`; past that
+  // the journal is abandoned and journal_overflowed() says so). FinishRebuild(held) then
+  // makes the live set `held` with the journal replayed on top, which is exact whenever the
+  // read of the cache began after StartJournal(): a key's state is that of its last logged
+  // event if it had one since, and what the read saw otherwise. Returns the keys whose
+  // liveness changed, for the caller's filter. AbandonJournal() drops it.
+  void StartJournal(size_t max_entries);
+  bool journaling() const noexcept { return journaling_; }
+  bool journal_overflowed() const noexcept { return journal_overflowed_; }
+  StoreLogRebuild FinishRebuild(const std::vector<SquidKey>& held);
+  void AbandonJournal();
+
   // The live set for a snapshot (SquidKeySet encoding) and back. Restoring replaces the live
   // set; counters are not part of the snapshot and keep counting. The caller must restore the
   // counting filter and the file position from the same snapshot.
@@ -92,8 +121,15 @@ class StoreLogState {
   }
 
  private:
+  void Journal(const StoreLogEntry& entry);
+
   SquidKeySet live_;
   StoreLogCounters counters_;
+  SipKey seed_;
+  bool journaling_ = false;
+  bool journal_overflowed_ = false;
+  size_t journal_limit_ = 0;
+  std::vector<StoreLogJournalEntry> journal_;
 };
 
 }  // namespace peerbloom

@@ -178,5 +178,54 @@ TEST(StoreLogState, BareReleaseRemovesALiveKey) {
   EXPECT_EQ(state.counters().malformed, 0u);
 }
 
+SquidKey KeyN(int n) {
+  SquidKey k{};
+  k[15] = static_cast<uint8_t>(n);
+  k[0] = 0x5A;
+  return k;
+}
+
+std::string LineN(const char* action, int n) {
+  return Line(action, SquidKeyHex(KeyN(n)), "http://h/" + std::to_string(n));
+}
+
+// A rebuild replaces a live set that lost lines with what the cache holds, and replays the
+// events logged while the cache was read on top: each key ends as its last event says, or
+// as the read saw it when it had none.
+TEST(StoreLogState, RebuildFromHeldKeysReplaysTheJournal) {
+  StoreLogState state;
+  SquidKey key;
+  // The live set believes 1, 2, 3 (lines for 4 and 5, and 2's eviction, were lost).
+  for (int n : {1, 2, 3})
+    ASSERT_EQ(state.ApplyLine(LineN("SWAPOUT", n), &key), StoreLogDecision::kAdd);
+  state.StartJournal(100);
+  ASSERT_TRUE(state.journaling());
+  // While the cache is read: 3 evicted, 6 written, 4 evicted (not live here: ignored as a
+  // decision, but journaled), 7 written then evicted.
+  EXPECT_EQ(state.ApplyLine(LineN("RELEASE", 3), &key), StoreLogDecision::kRemove);
+  EXPECT_EQ(state.ApplyLine(LineN("SWAPOUT", 6), &key), StoreLogDecision::kAdd);
+  EXPECT_EQ(state.ApplyLine(LineN("RELEASE", 4), &key), StoreLogDecision::kIgnore);
+  EXPECT_EQ(state.ApplyLine(LineN("SWAPOUT", 7), &key), StoreLogDecision::kAdd);
+  EXPECT_EQ(state.ApplyLine(LineN("RELEASE", 7), &key), StoreLogDecision::kRemove);
+  // The read saw 1, 3, 4, 5 and 6 (it ran before 3 and 4 left, after 6 arrived).
+  const StoreLogRebuild r = state.FinishRebuild({KeyN(1), KeyN(3), KeyN(4), KeyN(5), KeyN(6)});
+  EXPECT_FALSE(state.journaling());
+  EXPECT_EQ(r.held, 5u);
+  EXPECT_EQ(r.journal, 5u);
+  EXPECT_EQ(LiveKeys(state), (std::set<SquidKey>{KeyN(1), KeyN(5), KeyN(6)}));
+  EXPECT_EQ(std::set<SquidKey>(r.added.begin(), r.added.end()), std::set<SquidKey>{KeyN(5)});
+  EXPECT_EQ(std::set<SquidKey>(r.removed.begin(), r.removed.end()), std::set<SquidKey>{KeyN(2)});
+}
+
+TEST(StoreLogState, AnOverflowingJournalIsAbandoned) {
+  StoreLogState state;
+  SquidKey key;
+  state.StartJournal(2);
+  for (int n : {1, 2, 3}) (void)state.ApplyLine(LineN("SWAPOUT", n), &key);
+  EXPECT_FALSE(state.journaling());
+  EXPECT_TRUE(state.journal_overflowed());
+  EXPECT_EQ(state.live().size(), 3u);  // the live set itself is unaffected
+}
+
 }  // namespace
 }  // namespace peerbloom
