@@ -183,11 +183,23 @@ Status Parser::Feeds(const toml::node& n) {
         if (feed.format == "squid-store-log") squid_feed_line_ = v.source().begin.line;
       } else if (k.str() == "start_at_end") {
         PEERBLOOM_RETURN_IF_ERROR(Bool(v, "feeds.start_at_end", &feed.start_at_end));
+      } else if (k.str() == "cache_dirs") {
+        const toml::array* dirs = v.as_array();
+        if (dirs == nullptr) return Error(v, "'feeds.cache_dirs' must be an array of paths");
+        for (const toml::node& d : *dirs) {
+          std::string dir;
+          PEERBLOOM_RETURN_IF_ERROR(String(d, "feeds.cache_dirs", &dir));
+          if (dir.empty()) return Error(d, "'feeds.cache_dirs' must not hold an empty path");
+          feed.cache_dirs.push_back(std::move(dir));
+        }
       } else {
         return At(k.source().begin.line, "unknown key 'feeds." + std::string(k.str()) + "'");
       }
     }
     if (feed.path.empty()) return Error(item, "feed without 'path'");
+    if (!feed.cache_dirs.empty() && feed.format != "squid-store-log") {
+      return Error(item, "'feeds.cache_dirs' needs format = 'squid-store-log'");
+    }
     c_->feeds.push_back(std::move(feed));
   }
   return Status::Ok();

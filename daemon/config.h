@@ -30,6 +30,11 @@ struct FeedConfig {
   std::string format = "line";
   // Default: false. For a regular file: start at the end on first sight instead of the start.
   bool start_at_end = false;
+  // Default: none. squid-store-log only: Squid's ufs/aufs/diskd cache_dir paths, read to
+  // rebuild the live set (docs/squid.md, "Rebuilding the live set") on the `rebuild` control
+  // operation, and by itself when the feed starts without a saved position or the saved
+  // position's tail is lost.
+  std::vector<std::string> cache_dirs;
 };
 
 // One `[[squid_digest]]` entry: a Squid node without peerbloomd whose Cache Digest this

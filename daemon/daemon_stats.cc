@@ -3,6 +3,23 @@
 #include "daemon/daemon.h"
 
 namespace peerbloom::daemon {
+namespace {
+
+nlohmann::json RebuildJson(const RebuildStats& r) {
+  return {{"running", r.running},
+          {"started", r.started},
+          {"finished", r.finished},
+          {"failed", r.failed},
+          {"held", r.held},
+          {"journal", r.journal},
+          {"added", r.added},
+          {"removed", r.removed},
+          {"duration_ms", r.duration_ms},
+          {"trigger", r.trigger},
+          {"last_error", r.last_error}};
+}
+
+}  // namespace
 
 nlohmann::json Daemon::Stats(int64_t now) const {
   const CountingBloomFilter& f = store_->filter();
@@ -45,6 +62,7 @@ nlohmann::json Daemon::Stats(int64_t now) const {
                      {"resume_lost", feed->resume_lost()},
                      {"rotated_files_read", fs.rotated_files_read},
                      {"dropped_partial_lines", fs.dropped_partial_lines},
+                     {"rebuild", RebuildJson(feed->rebuild_stats())},
                      {"read_errors", fs.read_errors}});
   }
   size_t alive = 0, known = 0;

@@ -23,6 +23,22 @@
 
 namespace peerbloom::daemon {
 
+// Rebuilds of a store.log feed's live set from the cache_dirs (docs/squid.md).
+struct RebuildStats {
+  bool running = false;
+  uint64_t started = 0;
+  uint64_t finished = 0;
+  uint64_t failed = 0;
+  // The last finished one.
+  uint64_t held = 0;     // keys the cache_dirs hold
+  uint64_t journal = 0;  // store.log events replayed on top
+  uint64_t added = 0;    // keys the live set had lost
+  uint64_t removed = 0;  // keys it held that the cache did not
+  int64_t duration_ms = 0;
+  std::string trigger;     // why the last one started
+  std::string last_error;  // why the last one failed, or ""
+};
+
 struct FeedStats {
   uint64_t lines = 0;
   uint64_t adds = 0;
@@ -57,6 +73,15 @@ class Feed {
   const std::string& resume_lost() const { return follower_.last_resume_lost(); }
   // Null for line feeds.
   const StoreLogState* store_log() const { return store_log_.get(); }
+
+  // Starts reading what Squid holds in `cache_dirs` (the configured ones when empty) on a
+  // worker thread; Poll() replaces the live set with it when the read is done, replaying the
+  // store.log events applied meanwhile. `trigger` says why (logged and in stats).
+  // FailedPrecondition when this is not a store.log feed, a rebuild runs, or no cache_dir is
+  // given. Stopping the daemon does not wait for a running read.
+  Status StartRebuild(std::vector<std::string> cache_dirs, const std::string& trigger,
+                      int64_t now_ms);
+  const RebuildStats& rebuild_stats() const { return rebuild_stats_; }
   bool is_fifo() const { return follower_.is_fifo(); }
   bool is_open() const { return follower_.is_open(); }
 
@@ -64,7 +89,8 @@ class Feed {
   void ApplyLine(std::string_view line, LocalStore* store, int64_t now_ms);
   void ApplyStoreLogLine(std::string_view line, LocalStore* store, int64_t now_ms);
   void Malformed(const Status& why, int64_t now_ms);
-  void ReportResume();
+  void ReportResume(int64_t now_ms);
+  void FinishRebuild(LocalStore* store, int64_t now_ms);
 
   FeedConfig config_;
   FileFollower follower_;
@@ -75,6 +101,12 @@ class Feed {
   LogLimiter log_;
   LogLimiter io_log_;
   FileFollowerStats reported_;  // the follower's counters when resumes were last reported
+  bool restored_ = false;       // Restore() gave a saved position
+  bool first_poll_ = true;
+  struct RebuildJob;  // shared with the worker thread
+  std::shared_ptr<RebuildJob> rebuild_;
+  int64_t rebuild_started_ms_ = 0;
+  RebuildStats rebuild_stats_;
 };
 
 }  // namespace peerbloom::daemon
