@@ -53,6 +53,8 @@ const std::vector<Command>& Commands() {
       {"query", "test URLs against a summary file", SetUpQuery},
       {"dedup", "print only the first occurrence of each line of a stream", SetUpDedup},
       {"inspect", "decode and describe a summary file", SetUpInspect},
+      {"squid-keys", "the store keys Squid cache_dirs hold on disk, in store.log's form",
+       SetUpSquidKeys},
       {"keygen", "generate a CURVE key pair for a node", SetUpKeygen},
       {"bench", "time who-has through the local daemon's control endpoint", SetUpBench},
   };

@@ -48,7 +48,7 @@ std::string SuggestCommand(std::string_view typed);
 // main(): parse, dispatch, map exceptions to exit codes.
 int Main(int argc, char** argv);
 
-// Subcommand setups (online.cc, offline.cc, build_tools.cc).
+// Subcommand setups (online.cc, offline.cc, build_tools.cc, squid_keys.cc).
 Runner SetUpWhoHas(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpAdd(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpRemove(CLI::App* sub, const GlobalOptions* global);
@@ -60,6 +60,7 @@ Runner SetUpBuild(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpQuery(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpDedup(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpInspect(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpSquidKeys(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpKeygen(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpBench(CLI::App* sub, const GlobalOptions* global);
 
