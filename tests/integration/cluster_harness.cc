@@ -203,12 +203,21 @@ bool Node::Call(const json& request, const std::string& body, json* reply, std::
 }
 
 std::vector<std::vector<std::string>> Node::WhoHas(const std::vector<std::string>& keys) {
+  return WhoHasAs("url", keys);
+}
+
+std::vector<std::vector<std::string>> Node::WhoHasKeys(const std::vector<std::string>& keys) {
+  return WhoHasAs("key", keys);
+}
+
+std::vector<std::vector<std::string>> Node::WhoHasAs(const std::string& input,
+                                                     const std::vector<std::string>& keys) {
   std::string body;
   for (const std::string& k : keys) body += k + "\n";
   json reply;
   std::string answer;
   std::vector<std::vector<std::string>> out;
-  if (!Call({{"op", "who-has"}, {"input", "url"}}, body, &reply, &answer)) return out;
+  if (!Call({{"op", "who-has"}, {"input", input}}, body, &reply, &answer)) return out;
   std::istringstream lines(answer);
   std::string line;
   while (std::getline(lines, line)) {

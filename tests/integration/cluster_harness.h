@@ -48,6 +48,8 @@ class Node {
             std::string* error = nullptr);
   // Node ids that who-has lists for each key (one entry per key, in order).
   std::vector<std::vector<std::string>> WhoHas(const std::vector<std::string>& keys);
+  // The same for key tokens (32 hex digits under squid-md5).
+  std::vector<std::vector<std::string>> WhoHasKeys(const std::vector<std::string>& keys);
   json Stats();
   json Peers();
   bool Add(const std::vector<std::string>& keys);
@@ -59,6 +61,8 @@ class Node {
   std::string log_tail() const;
 
  private:
+  std::vector<std::vector<std::string>> WhoHasAs(const std::string& input,
+                                                 const std::vector<std::string>& keys);
   void ResetSocket();
   std::string WriteConfig(const NodeOptions& options, const std::vector<Node*>& seeds);
 

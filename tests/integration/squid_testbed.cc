@@ -70,8 +70,8 @@ std::string SquidTestbed::Command(const std::string& args) const {
   return "PEERBLOOM_SQUID_ROOT='" + root_ +
          "' DIGEST_PERIOD=" + std::to_string(options_.digest_period_s) +
          " CACHE_MB=" + std::to_string(options_.cache_mb) +
-         " LOGFILE_ROTATE=" + std::to_string(options_.logfile_rotate) + " FILL_QUERY='" + options_.fill_query +
-         "' '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
+         " LOGFILE_ROTATE=" + std::to_string(options_.logfile_rotate) + " FILL_QUERY='" +
+         options_.fill_query + "' '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
 }
 
 int SquidTestbed::Run(const std::string& args) const { return std::system(Command(args).c_str()); }
