@@ -1,0 +1,43 @@
+// Fuzzes the cache-file swap metadata parser and the swap.state header, record and replay
+// code: no input may crash them, a parsed metadata's views and lengths stay inside the
+// input, and a replay never returns more keys than it applied ADD records.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "peerbloom/squid_cache_dir.h"
+#include "peerbloom/squid_swap_meta.h"
+
+namespace {
+
+bool Inside(std::string_view part, std::string_view whole) {
+  return part.empty() ||
+         (part.data() >= whole.data() && part.data() + part.size() <= whole.data() + whole.size());
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  const std::string_view input(reinterpret_cast<const char*>(data), size);
+  peerbloom::SwapMeta meta;
+  if (peerbloom::ParseSquidSwapMeta(input, &meta).ok()) {
+    if (meta.header_bytes > input.size() || !Inside(meta.url, input) ||
+        !Inside(meta.vary_headers, input)) {
+      std::abort();
+    }
+  }
+  // The same bytes as a swap.state: a header, then whole records.
+  peerbloom::SwapStateReplay replay;
+  if (replay.Begin(input).ok()) {
+    size_t at = peerbloom::kSwapStateRecordBytes;
+    for (; at + peerbloom::kSwapStateRecordBytes <= input.size();
+         at += peerbloom::kSwapStateRecordBytes) {
+      replay.Apply(input.substr(at, peerbloom::kSwapStateRecordBytes));
+    }
+    const size_t live = replay.Finish().size();
+    const peerbloom::SwapStateStats& s = replay.stats();
+    if (live > s.adds - s.private_adds || s.adds + s.dels + s.invalid != s.records) std::abort();
+  }
+  return 0;
+}
