@@ -12,6 +12,7 @@
 // and, on whole URLs of about 80 bytes (some with an upper-case host or a default port):
 //   key_from_url    KeyEncoder::FromUrl under squid-md5: a URL to its 16-byte store key, the
 //                   cost of a who-has, add or remove given as a URL
+//   canonical_url   CanonicalSquidUrl alone, the part of key_from_url that is not MD5
 //
 // Usage: hash_bench [Google Benchmark flags]. Without flags it runs with
 // --benchmark_repetitions=5 --benchmark_report_aggregates_only=true (medians reported).
@@ -27,6 +28,7 @@
 
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
+#include "peerbloom/squid_url.h"
 
 namespace peerbloom {
 namespace {
@@ -138,6 +140,20 @@ void KeyFromUrl(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(bytes));
 }
 
+void CanonicalUrl(benchmark::State& state) {
+  const std::vector<std::string> urls = Urls();
+  const SquidUrlOptions options;
+  std::string out;
+  size_t i = 0, bytes = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(CanonicalSquidUrl(urls[i], options, &out).ok());
+    benchmark::DoNotOptimize(out.data());
+    bytes += urls[i].size();
+    i = (i + 1) & 63;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+
 void Register() {
   struct Candidate {
     const char* name;
@@ -154,6 +170,7 @@ void Register() {
     }
   }
   benchmark::RegisterBenchmark("key_from_url/80B", KeyFromUrl);
+  benchmark::RegisterBenchmark("canonical_url/80B", CanonicalUrl);
 }
 
 }  // namespace

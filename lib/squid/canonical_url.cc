@@ -4,6 +4,8 @@
 // port is split off, whitespace ends the host. What Squid does with a URL it is never asked
 // to fetch (CONNECT, OPTIONS *) is left out: store keys only come from GETs of absolute URLs.
 #include <algorithm>
+#include <array>
+#include <cstring>
 
 #include "lib/squid/numeric_host.h"
 #include "peerbloom/squid_url.h"
@@ -50,6 +52,43 @@ bool IsDelimiter(char c) noexcept { return c == ' ' || c == '\t' || (c >= '\v' &
 bool IsOneOf(char c, std::string_view set) noexcept {
   return set.find(c) != std::string_view::npos;
 }
+// Byte classes for the scans every URL goes through: one table load per byte, no branches on
+// character lists (a memchr per byte over "/?#" cost more than the MD5 that follows).
+enum ByteClass : uint16_t {
+  kRefused = 1,        // control bytes the request parser refuses: all but HT, VT, FF, CR; DEL
+  kWSpace = 2,         // SP, HT: Squid's w_space as it can occur in a path
+  kCr = 4,             // ends the path
+  kEndsHost = 8,       // '/', '?', '#' and isspace()
+  kSchemeChar = 16,    // letters, digits, "+-._"
+  kAt = 32,            // '@': there is userinfo
+  kColon = 64,         // ':': there is a port or an IPv6 address
+  kDot = 128,          // '.'
+  kUpper = 256,        // 'A'-'Z'
+  kDotAfterDot = 512,  // not a byte's class: ".." seen (accumulated in the authority scan)
+};
+
+constexpr std::array<uint16_t, 256> MakeByteClasses() {
+  std::array<uint16_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    const bool space = c == ' ' || (c >= '\t' && c <= '\r');
+    uint16_t k = 0;
+    if ((c < 0x20 && c != '\t' && c != '\v' && c != '\f' && c != '\r') || c == 0x7f) k |= kRefused;
+    if (c == ' ' || c == '\t') k |= kWSpace;
+    if (c == '\r') k |= kCr;
+    if (c == '/' || c == '?' || c == '#' || space) k |= kEndsHost;
+    if (alnum || c == '+' || c == '-' || c == '.' || c == '_') k |= kSchemeChar;
+    if (c == '@') k |= kAt;
+    if (c == ':') k |= kColon;
+    if (c == '.') k |= kDot;
+    if (c >= 'A' && c <= 'Z') k |= kUpper;
+    t[static_cast<size_t>(c)] = k;
+  }
+  return t;
+}
+constexpr std::array<uint16_t, 256> kByteClasses = MakeByteClasses();
+uint16_t ClassOf(char c) noexcept { return kByteClasses[static_cast<unsigned char>(c)]; }
+
 int HexValue(char c) noexcept {
   if (IsDigit(c)) return c - '0';
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -83,18 +122,45 @@ std::string HexByte(unsigned char c) {
   return std::string("0x") + kDigits[c >> 4] + kDigits[c & 0xf];
 }
 
+// Whether some byte is below 0x21 (a control byte or SP) or is DEL. Rare in URLs, so most
+// skip the byte-by-byte classification. Eight bytes at a time: a byte b < n sets the high bit
+// of (b - n) & ~b (n <= 0x80); borrows can only add false bits above a true one.
+bool MaybeControlBytes(std::string_view s) noexcept {
+  constexpr uint64_t kOnes = 0x0101010101010101, kHighs = 0x8080808080808080;
+  size_t i = 0;
+  for (; i + 8 <= s.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, s.data() + i, sizeof(w));
+    const uint64_t del = w ^ (kOnes * 0x7f);
+    if ((((w - kOnes * 0x21) & ~w) | ((del - kOnes) & ~del)) & kHighs) return true;
+  }
+  for (; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x21 || c == 0x7f) return true;
+  }
+  return false;
+}
+
 // The HTTP parser hands Uri::parse the request-target without the delimiters around it, and
-// refuses a request line holding other control bytes or DEL.
-Status TrimAndCheckBytes(std::string_view* url) {
+// refuses a request line holding other control bytes or DEL. *classes gets the union of the
+// byte classes in the URL, so later scans run only where they can find something.
+Status TrimAndCheckBytes(std::string_view* url, uint16_t* classes) {
   while (!url->empty() && IsDelimiter(url->front())) url->remove_prefix(1);
   while (!url->empty() && IsDelimiter(url->back())) url->remove_suffix(1);
   if (url->empty()) return Status::InvalidArgument("empty url");
-  for (char ch : *url) {
-    const auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && !IsDelimiter(ch)) || c == 0x7f) {
-      return Status::InvalidArgument("control byte '" + HexByte(c) + "' in url");
+  uint16_t all = 0;
+  if (MaybeControlBytes(*url)) {
+    for (char c : *url) all |= ClassOf(c);
+  }
+  if (all & kRefused) {
+    for (char c : *url) {
+      if (ClassOf(c) & kRefused) {
+        return Status::InvalidArgument("control byte '" + HexByte(static_cast<unsigned char>(c)) +
+                                       "' in url");
+      }
     }
   }
+  *classes = all;
   return Status::Ok();
 }
 
@@ -164,9 +230,13 @@ void AppendEncodedPath(bool slash, std::string_view path, std::string* out) {
 
 // The path after uri_whitespace, appended to *out. `slash` prefixes the "/" Squid inserts
 // when the host is followed by something other than '/'.
-Status AppendPath(bool slash, std::string_view path, UriWhitespace policy, std::string* out) {
+// `maybe_whitespace`: whether the URL holds SP or HT at all.
+Status AppendPath(bool slash, std::string_view path, bool maybe_whitespace, UriWhitespace policy,
+                  std::string* out) {
   bool has_whitespace = false;
-  for (char c : path) has_whitespace = has_whitespace || IsWSpace(c);
+  if (maybe_whitespace) {
+    for (char c : path) has_whitespace = has_whitespace || IsWSpace(c);
+  }
   if (!has_whitespace || policy == UriWhitespace::kAllow) {
     if (slash) out->push_back('/');
     out->append(path);
@@ -198,13 +268,16 @@ Status AppendPath(bool slash, std::string_view path, UriWhitespace policy, std::
 
 // Uri::host(): a numeric address is re-rendered, anything else kept (at most 255 bytes).
 // A host still starting with '[' (from "[[...") loses that byte and its last one first.
-void RenderHost(size_t host_start, std::string* out) {
+// `has_colon`: whether the host holds a ':'. An address starts with a digit (IPv4) or holds a
+// ':' (IPv6), so most names are known not to be numeric without asking.
+void RenderHost(size_t host_start, bool has_colon, std::string* out) {
   std::string_view host(out->data() + host_start, out->size() - host_start);
   if (!host.empty() && host.front() == '[') {
     host = host.size() > 1 ? host.substr(1, host.size() - 2) : std::string_view();
   }
   squid_url::HostText text;
-  const size_t n = host.empty() ? 0 : squid_url::RenderNumericHost(host, &text);
+  const bool maybe_numeric = !host.empty() && (IsDigit(host.front()) || has_colon);
+  const size_t n = maybe_numeric ? squid_url::RenderNumericHost(host, &text) : 0;
   if (n > 0) {
     out->resize(host_start);
     out->append(text.data(), n);
@@ -227,7 +300,7 @@ Status CanonicalUrn(std::string_view rest, std::string* out) {
   }
   out->assign("urn:");
   out->append(nid);
-  RenderHost(4, out);
+  RenderHost(4, nid.find(':') != std::string_view::npos, out);
   out->append(rest.substr(n));
   return Status::Ok();
 }
@@ -236,10 +309,7 @@ Status CanonicalUrn(std::string_view rest, std::string* out) {
 // letter, then ':'.
 bool ParseScheme(std::string_view url, std::string_view* scheme) noexcept {
   size_t n = 0;
-  while (n < url.size() && n < 16 &&
-         (IsAlpha(url[n]) || IsDigit(url[n]) || IsOneOf(url[n], "+-._"))) {
-    ++n;
-  }
+  while (n < url.size() && n < 16 && (ClassOf(url[n]) & kSchemeChar)) ++n;
   if (n == 0 || n == url.size() || url[n] != ':' || !IsAlpha(url[0])) return false;
   *scheme = url.substr(0, n);
   return true;
@@ -253,9 +323,11 @@ struct Authority {
   bool has_port = false;
 };
 
-Authority SplitAuthority(std::string_view text) noexcept {
+// `classes`: the union of the text's byte classes (to skip searches for '@' or ':').
+Authority SplitAuthority(std::string_view text, uint16_t classes) noexcept {
   Authority a;
-  if (const size_t at = text.rfind('@'); at != std::string_view::npos) {
+  if (classes & kAt) {
+    const size_t at = text.rfind('@');
     a.userinfo = text.substr(0, at);
     text.remove_prefix(at + 1);
   }
@@ -264,6 +336,8 @@ Authority SplitAuthority(std::string_view text) noexcept {
     const size_t close = std::min(text.find(']'), text.size());
     a.host = text.substr(1, close - 1);
     colon = text.find(':', close);
+  } else if (!(classes & kColon)) {
+    a.host = text;
   } else {
     colon = text.find(':');
     if (colon != text.rfind(':')) colon = std::string_view::npos;
@@ -277,10 +351,16 @@ Authority SplitAuthority(std::string_view text) noexcept {
 }
 
 // Lower-case, append_domain, trailing dots, then the label checks Squid makes.
-Status AppendHost(std::string_view url, std::string_view host, const SquidUrlOptions& options,
-                  std::string* out) {
+// `classes`: the byte classes of the whole authority, so a check that cannot fail is skipped
+// (they may also come from the userinfo or port, which only costs an unneeded check).
+Status AppendHost(std::string_view url, std::string_view host, uint16_t classes,
+                  const SquidUrlOptions& options, std::string* out) {
   const size_t start = out->size();
-  for (char c : host) out->push_back(Lower(c));
+  out->append(host);
+  if (classes & kUpper) {
+    char* p = out->data() + start;
+    for (size_t i = 0; i < host.size(); ++i) p[i] = Lower(p[i]);
+  }
   if (!options.append_domain.empty() && host.find_first_of(".:") == std::string_view::npos) {
     if (host.size() + options.append_domain.size() > kMaxHostBytes) {
       return Status::InvalidArgument("host " + Quoted(host) + " is too long to append " +
@@ -291,7 +371,9 @@ Status AppendHost(std::string_view url, std::string_view host, const SquidUrlOpt
   while (out->size() > start && out->back() == '.') out->pop_back();
   const std::string_view done(out->data() + start, out->size() - start);
   if (done.empty()) return Status::InvalidArgument("no host in url " + Quoted(url));
-  if (done.front() == '.' || done.find("..") != std::string_view::npos) {
+  // A ".." may have been among the trailing dots, which are gone.
+  if (done.front() == '.' ||
+      ((classes & kDotAfterDot) && done.find("..") != std::string_view::npos)) {
     return Status::InvalidArgument("host " + Quoted(done) + " has an empty label");
   }
   return Status::Ok();
@@ -338,7 +420,8 @@ Status ValidateSquidUrlOptions(const SquidUrlOptions& options) {
 }
 
 Status CanonicalSquidUrl(std::string_view url, const SquidUrlOptions& options, std::string* out) {
-  PEERBLOOM_RETURN_IF_ERROR(TrimAndCheckBytes(&url));
+  uint16_t classes = 0;
+  PEERBLOOM_RETURN_IF_ERROR(TrimAndCheckBytes(&url, &classes));
   if (url.size() + options.append_domain.size() > kSquidMaxUrlBytes) {
     return Status::InvalidArgument(
         "url of '" + std::to_string(url.size()) + "' bytes is longer than the '" +
@@ -358,12 +441,16 @@ Status CanonicalSquidUrl(std::string_view url, const SquidUrlOptions& options, s
 
   // The authority ends at '/', '?', '#' or whitespace; the path runs to a CR.
   size_t host_end = 0;
-  while (host_end < rest.size() && !IsOneOf(rest[host_end], "/?#") && !IsSpace(rest[host_end])) {
-    ++host_end;
+  uint16_t authority_classes = 0, previous = 0;
+  for (; host_end < rest.size(); ++host_end) {
+    const uint16_t c = ClassOf(rest[host_end]);
+    if (c & kEndsHost) break;
+    authority_classes |= c | ((c & previous & kDot) << 2);  // kDot << 2 == kDotAfterDot
+    previous = c;
   }
   std::string_view path = rest.substr(host_end);
-  path = path.substr(0, path.find_first_of("\r\n"));
-  const Authority a = SplitAuthority(rest.substr(0, host_end));
+  if (classes & kCr) path = path.substr(0, path.find('\r'));  // LF was refused
+  const Authority a = SplitAuthority(rest.substr(0, host_end), authority_classes);
   if (a.host.empty()) return Status::InvalidArgument("no host in url " + Quoted(url));
   const uint16_t default_port = known != nullptr ? known->default_port : 0;
   const int32_t port = a.has_port ? Atoi(a.port) : default_port;
@@ -378,7 +465,7 @@ Status CanonicalSquidUrl(std::string_view url, const SquidUrlOptions& options, s
   const bool keeps_userinfo = known == nullptr || known->name == "ftp";
   if (keeps_userinfo && !a.userinfo.empty()) AppendUserInfo(a.userinfo, out);
   const size_t host_start = out->size();
-  PEERBLOOM_RETURN_IF_ERROR(AppendHost(url, a.host, options, out));
+  PEERBLOOM_RETURN_IF_ERROR(AppendHost(url, a.host, authority_classes, options, out));
   if (port < 1 || port > 65535) {
     if (!a.has_port) {
       return Status::InvalidArgument("url " + Quoted(url) + " names no port and scheme " +
@@ -386,12 +473,13 @@ Status CanonicalSquidUrl(std::string_view url, const SquidUrlOptions& options, s
     }
     return Status::InvalidArgument("port " + Quoted(a.port) + " is not in 1-65535");
   }
-  RenderHost(host_start, out);
+  RenderHost(host_start, (authority_classes & kColon) != 0, out);
   if (port != default_port) {
     out->push_back(':');
     out->append(std::to_string(port));
   }
-  return AppendPath(path.empty() || path.front() != '/', path, options.uri_whitespace, out);
+  return AppendPath(path.empty() || path.front() != '/', path, (classes & kWSpace) != 0,
+                    options.uri_whitespace, out);
 }
 
 }  // namespace peerbloom

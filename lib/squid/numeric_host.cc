@@ -104,6 +104,7 @@ bool ParseInetAton(std::string_view text, uint32_t* addr) noexcept {
 size_t RenderNumericHost(std::string_view host, HostText* out) noexcept {
   uint32_t v4 = 0;
   if (ParseInetAton(host, &v4)) return v4 == 0 ? 0 : RenderIpv4(v4, out);
+  if (host.find(':') == std::string_view::npos) return 0;  // a name: no need to ask inet_pton
   in6_addr v6;
   if (!ParseIpv6(host, &v6) || IN6_IS_ADDR_UNSPECIFIED(&v6)) return 0;
   if (IN6_IS_ADDR_V4MAPPED(&v6)) {
