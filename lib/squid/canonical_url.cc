@@ -8,9 +8,11 @@
 #include <cstring>
 
 #include "lib/squid/numeric_host.h"
+#include "lib/squid/url_text.h"
 #include "peerbloom/squid_url.h"
 
 namespace peerbloom {
+namespace squid_url {
 namespace {
 
 // Squid's SQUIDHOSTNAMELEN - 1: the host buffer holds this much, append_domain must fit it.
@@ -39,62 +41,6 @@ constexpr SchemeInfo kKnownSchemes[] = {
     {"ssl", 0},
     {"authority_form", 0},
 };
-
-bool IsAlpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool IsDigit(char c) noexcept { return c >= '0' && c <= '9'; }
-char Lower(char c) noexcept { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-// isspace() in the C locale.
-bool IsSpace(char c) noexcept { return c == ' ' || (c >= '\t' && c <= '\r'); }
-// Squid's w_space: what makes a path "have whitespace" and where `chop` cuts.
-bool IsWSpace(char c) noexcept { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-// The relaxed request-line parser's delimiters: SP, HT, VT, FF and CR.
-bool IsDelimiter(char c) noexcept { return c == ' ' || c == '\t' || (c >= '\v' && c <= '\r'); }
-bool IsOneOf(char c, std::string_view set) noexcept {
-  return set.find(c) != std::string_view::npos;
-}
-// Byte classes for the scans every URL goes through: one table load per byte, no branches on
-// character lists (a memchr per byte over "/?#" cost more than the MD5 that follows).
-enum ByteClass : uint16_t {
-  kRefused = 1,        // control bytes the request parser refuses: all but HT, VT, FF, CR; DEL
-  kWSpace = 2,         // SP, HT: Squid's w_space as it can occur in a path
-  kCr = 4,             // ends the path
-  kEndsHost = 8,       // '/', '?', '#' and isspace()
-  kSchemeChar = 16,    // letters, digits, "+-._"
-  kAt = 32,            // '@': there is userinfo
-  kColon = 64,         // ':': there is a port or an IPv6 address
-  kDot = 128,          // '.'
-  kUpper = 256,        // 'A'-'Z'
-  kDotAfterDot = 512,  // not a byte's class: ".." seen (accumulated in the authority scan)
-};
-
-constexpr std::array<uint16_t, 256> MakeByteClasses() {
-  std::array<uint16_t, 256> t{};
-  for (int c = 0; c < 256; ++c) {
-    const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    const bool space = c == ' ' || (c >= '\t' && c <= '\r');
-    uint16_t k = 0;
-    if ((c < 0x20 && c != '\t' && c != '\v' && c != '\f' && c != '\r') || c == 0x7f) k |= kRefused;
-    if (c == ' ' || c == '\t') k |= kWSpace;
-    if (c == '\r') k |= kCr;
-    if (c == '/' || c == '?' || c == '#' || space) k |= kEndsHost;
-    if (alnum || c == '+' || c == '-' || c == '.' || c == '_') k |= kSchemeChar;
-    if (c == '@') k |= kAt;
-    if (c == ':') k |= kColon;
-    if (c == '.') k |= kDot;
-    if (c >= 'A' && c <= 'Z') k |= kUpper;
-    t[static_cast<size_t>(c)] = k;
-  }
-  return t;
-}
-constexpr std::array<uint16_t, 256> kByteClasses = MakeByteClasses();
-uint16_t ClassOf(char c) noexcept { return kByteClasses[static_cast<unsigned char>(c)]; }
-
-int HexValue(char c) noexcept {
-  if (IsDigit(c)) return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool EqualsLower(std::string_view typed, std::string_view lower) noexcept {
   if (typed.size() != lower.size()) return false;
@@ -161,108 +107,6 @@ Status TrimAndCheckBytes(std::string_view* url, uint16_t* classes) {
     }
   }
   *classes = all;
-  return Status::Ok();
-}
-
-// atoi(): optional sign and decimal digits, saturating at the bounds of a 64-bit long, then
-// truncated to a 32-bit int. So ":4294967376" is port 80, as Squid reads it.
-int32_t Atoi(std::string_view text) noexcept {
-  size_t i = 0;
-  bool negative = false;
-  if (i < text.size() && (text[i] == '+' || text[i] == '-')) negative = text[i++] == '-';
-  constexpr uint64_t kLongMax = uint64_t{1} << 63;  // one past LONG_MAX
-  uint64_t v = 0;
-  for (; i < text.size() && IsDigit(text[i]); ++i) {
-    const unsigned d = static_cast<unsigned>(text[i] - '0');
-    v = v > (kLongMax - d) / 10 ? kLongMax : v * 10 + d;  // saturated: more digits only grow it
-  }
-  // The long's two's-complement bits: LONG_MAX, LONG_MIN or the value.
-  const uint64_t as_long =
-      negative ? (v >= kLongMax ? kLongMax : 0 - v) : (v >= kLongMax ? kLongMax - 1 : v);
-  return static_cast<int32_t>(static_cast<uint32_t>(as_long));
-}
-
-// rfc1738_unescape() then Uri::Encode() with the userinfo characters other than '%': the
-// userinfo Squid keeps for ftp and unknown schemes. Squid escapes a byte from a signed char,
-// so a byte >= 0x80 comes out as "%FFFFFFxx".
-void AppendUserInfo(std::string_view login, std::string* out) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  for (size_t j = 0; j < login.size(); ++j) {
-    char c = login[j];
-    const int hi = j + 1 < login.size() ? HexValue(login[j + 1]) : -1;
-    const int lo = j + 2 < login.size() ? HexValue(login[j + 2]) : -1;
-    if (c == '%' && j + 1 < login.size() && login[j + 1] == '%') {
-      ++j;                                                          // "%%" decodes to '%'
-    } else if (c == '%' && hi >= 0 && lo >= 0 && (hi | lo) != 0) {  // "%00" stays as is
-      c = static_cast<char>(hi << 4 | lo);
-      j += 2;
-    }
-    if (IsAlpha(c) || IsDigit(c) || IsOneOf(c, ":-._~!$&'()*+,;=")) {
-      out->push_back(c);
-      continue;
-    }
-    const auto b = static_cast<unsigned char>(c);
-    out->append(b >= 0x80 ? "%FFFFFF" : "%");
-    out->push_back(kDigits[b >> 4]);
-    out->push_back(kDigits[b & 0xf]);
-  }
-  out->push_back('@');
-}
-
-// rfc1738_escape_unescaped(): everything but letters, digits, '%' and the RFC 1738 "safe"
-// punctuation becomes %XX. Squid copies the result back into an 8192-byte buffer.
-void AppendEncodedPath(bool slash, std::string_view path, std::string* out) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  const size_t start = out->size();
-  if (slash) out->push_back('/');
-  for (char c : path) {
-    const auto b = static_cast<unsigned char>(c);
-    if (b <= 0x20 || b >= 0x7f || IsOneOf(c, "<>\"#{}|\\^~[]`'")) {
-      out->push_back('%');
-      out->push_back(kDigits[b >> 4]);
-      out->push_back(kDigits[b & 0xf]);
-    } else {
-      out->push_back(c);
-    }
-  }
-  if (out->size() - start > kSquidMaxUrlBytes) out->resize(start + kSquidMaxUrlBytes);
-}
-
-// The path after uri_whitespace, appended to *out. `slash` prefixes the "/" Squid inserts
-// when the host is followed by something other than '/'.
-// `maybe_whitespace`: whether the URL holds SP or HT at all.
-Status AppendPath(bool slash, std::string_view path, bool maybe_whitespace, UriWhitespace policy,
-                  std::string* out) {
-  bool has_whitespace = false;
-  if (maybe_whitespace) {
-    for (char c : path) has_whitespace = has_whitespace || IsWSpace(c);
-  }
-  if (!has_whitespace || policy == UriWhitespace::kAllow) {
-    if (slash) out->push_back('/');
-    out->append(path);
-    return Status::Ok();
-  }
-  switch (policy) {
-    case UriWhitespace::kDeny:
-      return Status::InvalidArgument("whitespace in the url path and uri_whitespace is 'deny'");
-    case UriWhitespace::kEncode:
-      AppendEncodedPath(slash, path, out);
-      return Status::Ok();
-    case UriWhitespace::kChop: {
-      if (slash) out->push_back('/');
-      size_t end = 0;
-      while (end < path.size() && !IsWSpace(path[end])) ++end;
-      out->append(path.substr(0, end));
-      return Status::Ok();
-    }
-    case UriWhitespace::kStrip:
-    case UriWhitespace::kAllow:
-      break;
-  }
-  if (slash) out->push_back('/');
-  for (char c : path) {
-    if (!IsSpace(c)) out->push_back(c);
-  }
   return Status::Ok();
 }
 
@@ -379,107 +223,105 @@ Status AppendHost(std::string_view url, std::string_view host, uint16_t classes,
   return Status::Ok();
 }
 
-}  // namespace
+// A URL with "//", cut where Uri::parse cuts it.
+struct UrlParts {
+  std::string_view typed_scheme;
+  const SchemeInfo* known = nullptr;  // null for an unknown scheme
+  Authority authority;
+  std::string_view path;           // without the "/" Squid adds when it does not start with one
+  uint16_t classes = 0;            // byte classes of the whole URL
+  uint16_t authority_classes = 0;  // those of the authority, with kDotAfterDot
+};
 
-std::string_view UriWhitespaceName(UriWhitespace policy) noexcept {
-  switch (policy) {
-    case UriWhitespace::kStrip:
-      return "strip";
-    case UriWhitespace::kAllow:
-      return "allow";
-    case UriWhitespace::kEncode:
-      return "encode";
-    case UriWhitespace::kChop:
-      return "chop";
-    case UriWhitespace::kDeny:
-      return "deny";
+// `rest` follows "scheme:". The authority ends at '/', '?', '#' or whitespace; the path runs
+// to a CR.
+Status SplitHierarchical(std::string_view url, std::string_view rest, UrlParts* p) {
+  if (rest.substr(0, 2) != "//") {
+    return Status::InvalidArgument("no '//' after the scheme in url " + Quoted(url));
   }
-  return "unknown";
-}
-
-std::optional<UriWhitespace> ParseUriWhitespace(std::string_view name) noexcept {
-  for (auto p : {UriWhitespace::kStrip, UriWhitespace::kAllow, UriWhitespace::kEncode,
-                 UriWhitespace::kChop, UriWhitespace::kDeny}) {
-    if (name == UriWhitespaceName(p)) return p;
+  rest.remove_prefix(2);
+  size_t host_end = 0;
+  uint16_t previous = 0;
+  for (; host_end < rest.size(); ++host_end) {
+    const uint16_t c = ClassOf(rest[host_end]);
+    if (c & kEndsHost) break;
+    p->authority_classes |= c | ((c & previous & kDot) << 2);  // kDot << 2 == kDotAfterDot
+    previous = c;
   }
-  return std::nullopt;
-}
-
-Status ValidateSquidUrlOptions(const SquidUrlOptions& options) {
-  const std::string& d = options.append_domain;
-  if (d.empty()) return Status::Ok();
-  bool ok = d.front() == '.' && d.size() <= 254;
-  for (char c : d) ok = ok && (IsAlpha(c) || IsDigit(c) || c == '-' || c == '.' || c == '_');
-  if (!ok) {
-    return Status::InvalidArgument(
-        "append_domain must be a '.' followed by at most 253 letters, digits, '-', '.' or '_', "
-        "got " +
-        Quoted(d));
-  }
+  p->path = rest.substr(host_end);
+  if (p->classes & kCr) p->path = p->path.substr(0, p->path.find('\r'));  // LF was refused
+  p->authority = SplitAuthority(rest.substr(0, host_end), p->authority_classes);
+  if (p->authority.host.empty()) return Status::InvalidArgument("no host in url " + Quoted(url));
   return Status::Ok();
 }
 
-Status CanonicalSquidUrl(std::string_view url, const SquidUrlOptions& options, std::string* out) {
-  uint16_t classes = 0;
-  PEERBLOOM_RETURN_IF_ERROR(TrimAndCheckBytes(&url, &classes));
+// Uri::absolute() of the parts, with the checks Squid makes on the way.
+Status Rebuild(std::string_view url, const UrlParts& p, const SquidUrlOptions& options,
+               std::string* out) {
+  const Authority& a = p.authority;
+  const uint16_t default_port = p.known != nullptr ? p.known->default_port : 0;
+  const int32_t port = a.has_port ? Atoi(a.port) : default_port;
+  out->clear();
+  out->append(p.known != nullptr ? p.known->name : p.typed_scheme);  // unknown: as typed
+  out->append("://");
+  const bool keeps_userinfo = p.known == nullptr || p.known->name == "ftp";
+  if (keeps_userinfo && !a.userinfo.empty()) AppendUserInfo(a.userinfo, out);
+  const size_t host_start = out->size();
+  PEERBLOOM_RETURN_IF_ERROR(AppendHost(url, a.host, p.authority_classes, options, out));
+  if (port < 1 || port > 65535) {
+    if (!a.has_port) {
+      return Status::InvalidArgument("url " + Quoted(url) + " names no port and scheme " +
+                                     Quoted(p.typed_scheme) + " has no default");
+    }
+    return Status::InvalidArgument("port " + Quoted(a.port) + " is not in 1-65535");
+  }
+  RenderHost(host_start, (p.authority_classes & kColon) != 0, out);
+  if (port != default_port) {
+    out->push_back(':');
+    out->append(std::to_string(port));
+  }
+  return AppendPath(p.path.empty() || p.path.front() != '/', p.path, (p.classes & kWSpace) != 0,
+                    options.uri_whitespace, out);
+}
+
+Status Canonicalize(std::string_view url, const SquidUrlOptions& options, std::string* out) {
+  UrlParts p;
+  PEERBLOOM_RETURN_IF_ERROR(TrimAndCheckBytes(&url, &p.classes));
   if (url.size() + options.append_domain.size() > kSquidMaxUrlBytes) {
     return Status::InvalidArgument(
         "url of '" + std::to_string(url.size()) + "' bytes is longer than the '" +
         std::to_string(kSquidMaxUrlBytes - options.append_domain.size()) + "' squid accepts");
   }
-  std::string_view typed_scheme;
-  if (!ParseScheme(url, &typed_scheme)) {
+  if (!ParseScheme(url, &p.typed_scheme)) {
     return Status::InvalidArgument("no scheme in url " + Quoted(url));
   }
-  const SchemeInfo* known = FindScheme(typed_scheme);
-  std::string_view rest = url.substr(typed_scheme.size() + 1);
-  if (known != nullptr && known->name == "urn") return CanonicalUrn(rest, out);
-  if (rest.substr(0, 2) != "//") {
-    return Status::InvalidArgument("no '//' after the scheme in url " + Quoted(url));
-  }
-  rest.remove_prefix(2);
+  p.known = FindScheme(p.typed_scheme);
+  const std::string_view rest = url.substr(p.typed_scheme.size() + 1);
+  if (p.known != nullptr && p.known->name == "urn") return CanonicalUrn(rest, out);
+  PEERBLOOM_RETURN_IF_ERROR(SplitHierarchical(url, rest, &p));
+  return Rebuild(url, p, options, out);
+}
 
-  // The authority ends at '/', '?', '#' or whitespace; the path runs to a CR.
-  size_t host_end = 0;
-  uint16_t authority_classes = 0, previous = 0;
-  for (; host_end < rest.size(); ++host_end) {
-    const uint16_t c = ClassOf(rest[host_end]);
-    if (c & kEndsHost) break;
-    authority_classes |= c | ((c & previous & kDot) << 2);  // kDot << 2 == kDotAfterDot
-    previous = c;
-  }
-  std::string_view path = rest.substr(host_end);
-  if (classes & kCr) path = path.substr(0, path.find('\r'));  // LF was refused
-  const Authority a = SplitAuthority(rest.substr(0, host_end), authority_classes);
-  if (a.host.empty()) return Status::InvalidArgument("no host in url " + Quoted(url));
-  const uint16_t default_port = known != nullptr ? known->default_port : 0;
-  const int32_t port = a.has_port ? Atoi(a.port) : default_port;
+}  // namespace
+}  // namespace squid_url
 
-  out->clear();
-  if (known != nullptr) {
-    out->append(known->name);
-  } else {
-    out->append(typed_scheme);  // Squid keeps an unknown scheme's spelling
+Status ValidateSquidUrlOptions(const SquidUrlOptions& options) {
+  const std::string& d = options.append_domain;
+  if (d.empty()) return Status::Ok();
+  bool ok = d.front() == '.' && d.size() <= 254;
+  for (char c : d)
+    ok = ok && (squid_url::IsAlpha(c) || squid_url::IsDigit(c) || c == '-' || c == '.' || c == '_');
+  if (!ok) {
+    return Status::InvalidArgument(
+        "append_domain must be a '.' followed by at most 253 letters, digits, '-', '.' or '_', "
+        "got " +
+        squid_url::Quoted(d));
   }
-  out->append("://");
-  const bool keeps_userinfo = known == nullptr || known->name == "ftp";
-  if (keeps_userinfo && !a.userinfo.empty()) AppendUserInfo(a.userinfo, out);
-  const size_t host_start = out->size();
-  PEERBLOOM_RETURN_IF_ERROR(AppendHost(url, a.host, authority_classes, options, out));
-  if (port < 1 || port > 65535) {
-    if (!a.has_port) {
-      return Status::InvalidArgument("url " + Quoted(url) + " names no port and scheme " +
-                                     Quoted(typed_scheme) + " has no default");
-    }
-    return Status::InvalidArgument("port " + Quoted(a.port) + " is not in 1-65535");
-  }
-  RenderHost(host_start, (authority_classes & kColon) != 0, out);
-  if (port != default_port) {
-    out->push_back(':');
-    out->append(std::to_string(port));
-  }
-  return AppendPath(path.empty() || path.front() != '/', path, (classes & kWSpace) != 0,
-                    options.uri_whitespace, out);
+  return Status::Ok();
+}
+
+Status CanonicalSquidUrl(std::string_view url, const SquidUrlOptions& options, std::string* out) {
+  return squid_url::Canonicalize(url, options, out);
 }
 
 }  // namespace peerbloom
