@@ -9,6 +9,10 @@
 //   md5_reused      EVP MD5 with a reused context, as KeyEncoder does (the squid-md5 scheme)
 //   md5_fetch       EVP_MD_fetch("MD5") + a fresh context per call
 //   sha256          EVP SHA-256 with a reused context
+// and, on whole URLs of about 80 bytes (some with an upper-case host or a default port):
+//   key_from_url    KeyEncoder::FromUrl under squid-md5: a URL to its 16-byte store key, the
+//                   cost of a who-has, add or remove given as a URL
+//   canonical_url   CanonicalSquidUrl alone, the part of key_from_url that is not MD5
 //
 // Usage: hash_bench [Google Benchmark flags]. Without flags it runs with
 // --benchmark_repetitions=5 --benchmark_report_aggregates_only=true (medians reported).
@@ -24,6 +28,7 @@
 
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
+#include "peerbloom/squid_url.h"
 
 namespace peerbloom {
 namespace {
@@ -110,6 +115,45 @@ void Sha256(benchmark::State& state, size_t len) {
   EVP_MD_free(sha);
 }
 
+// 64 distinct absolute URLs of about 80 bytes; every fourth spells its host in upper case and
+// every eighth names the default port, as typed URLs sometimes do.
+std::vector<std::string> Urls() {
+  std::vector<std::string> urls;
+  for (int i = 0; i < 64; ++i) {
+    std::string host = i % 4 == 0 ? "CDN.Example.COM" : "cdn.example.com";
+    if (i % 8 == 0) host += ":80";
+    urls.push_back("http://" + host +
+                   "/assets/images/2024/03/product-photo-large.jpg?v=" + std::to_string(1000 + i));
+  }
+  return urls;
+}
+
+void KeyFromUrl(benchmark::State& state) {
+  const std::vector<std::string> urls = Urls();
+  KeyEncoder encoder(KeyScheme::kSquidMd5);
+  size_t i = 0, bytes = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(encoder.FromUrl(urls[i]).data());
+    bytes += urls[i].size();
+    i = (i + 1) & 63;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+
+void CanonicalUrl(benchmark::State& state) {
+  const std::vector<std::string> urls = Urls();
+  const SquidUrlOptions options;
+  std::string out;
+  size_t i = 0, bytes = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(CanonicalSquidUrl(urls[i], options, &out).ok());
+    benchmark::DoNotOptimize(out.data());
+    bytes += urls[i].size();
+    i = (i + 1) & 63;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(bytes));
+}
+
 void Register() {
   struct Candidate {
     const char* name;
@@ -125,6 +169,8 @@ void Register() {
       benchmark::RegisterBenchmark(name.c_str(), c.fn, len);
     }
   }
+  benchmark::RegisterBenchmark("key_from_url/80B", KeyFromUrl);
+  benchmark::RegisterBenchmark("canonical_url/80B", CanonicalUrl);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #   squid-testbed.sh rotate ADDR       rotate its logs (`squid -k rotate`)
 #   squid-testbed.sh digest-url ADDR   print the URL of its Cache Digest
 #   squid-testbed.sh origin ADDR       print the origin's base URL
+#   squid-testbed.sh origins ADDR      print every base URL the origin answers on, one a line
 #   squid-testbed.sh dir ADDR          print its working directory (logs/store.log, ...)
 #   squid-testbed.sh stop ADDR         stop Squid and its origin
 #
@@ -24,6 +25,11 @@
 #                         (default 0: `rotate` only reopens the logs)
 #   FILL_QUERY            appended to every `fill` URL; the origin pads a body to
 #                         ?bytes=N bytes (e.g. FILL_QUERY='?bytes=1000000' to force evictions)
+#   SQUID_CONF_EXTRA      squid.conf lines appended to the generated config (for example
+#                         "uri_whitespace encode" or "hosts_file /path/hosts")
+#   ORIGIN_LISTEN         more loopback addresses the origin answers on besides 127.0.0.1,
+#                         space-separated HOST:PORT, port 0 = any ("127.0.0.201:80 [::1]:0");
+#                         `origins` lists them
 #
 # Each Squid needs its own address (Squid drops ICP from its own IP and binds ICP/HTCP on
 # udp_incoming_address) and its own service name (-n) so that instances do not share
@@ -77,7 +83,7 @@ install_squid() {
 # except /ping and /ready (the test bed's own probes), which must not be stored.
 write_origin() {
   cat >"$1/origin.py" <<'EOF'
-import http.server, sys, urllib.parse
+import http.server, socket, sys, threading, urllib.parse
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -99,10 +105,24 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_HEAD(self): self._answer(False)
     def log_message(self, *args): pass
 
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-with open(sys.argv[1], "w") as f:
-    f.write("http://127.0.0.1:%d\n" % server.server_address[1])
-server.serve_forever()
+class Server6(http.server.ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+def listen(spec):
+    host, port = spec.rsplit(":", 1)
+    v6 = host.startswith("[")
+    server = (Server6 if v6 else http.server.ThreadingHTTPServer)((host.strip("[]"), int(port)),
+                                                                  Handler)
+    return server, "http://%s:%d" % (host, server.server_address[1])
+
+servers = [listen(spec) for spec in ["127.0.0.1:0"] + sys.argv[2:]]
+for server, _ in servers[1:]:
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+with open(sys.argv[1] + ".all", "w") as f:
+    f.write("".join(url + "\n" for _, url in servers))
+with open(sys.argv[1], "w") as f:  # last: its presence says every listener is up
+    f.write(servers[0][1] + "\n")
+servers[0][0].serve_forever()
 EOF
 }
 
@@ -113,8 +133,9 @@ start_origin() {
     return 0
   fi
   write_origin "$dir"
-  rm -f "$dir/origin.url"
-  python3 "$dir/origin.py" "$dir/origin.url" >"$dir/logs/origin.log" 2>&1 &
+  rm -f "$dir/origin.url" "$dir/origin.url.all"
+  # shellcheck disable=SC2086  # ORIGIN_LISTEN is a list
+  python3 "$dir/origin.py" "$dir/origin.url" ${ORIGIN_LISTEN:-} >"$dir/logs/origin.log" 2>&1 &
   echo $! >"$dir/origin.pid"
   wait_for "[[ -s '$dir/origin.url' ]] && curl -sf \$(cat '$dir/origin.url')/ping" 10 ||
     die "origin did not start (see $dir/logs/origin.log)"
@@ -160,6 +181,9 @@ dns_nameservers 127.0.0.1
 debug_options ALL,1
 pinger_enable off
 EOF
+  if [[ -n "${SQUID_CONF_EXTRA:-}" ]]; then
+    printf '%s\n' "$SQUID_CONF_EXTRA" >>"$dir/squid.conf"
+  fi
 }
 
 cmd_start() {
@@ -244,9 +268,13 @@ main() {
     rotate) (($# == 1)) || die "usage: rotate ADDR"; cmd_rotate "$1" ;;
     digest-url) check_addr "${1:-}"; echo "http://$1:$PORT/squid-internal-periodic/store_digest" ;;
     origin) check_addr "${1:-}"; cat "$(dir_of "$1")/origin.url" ;;
+    origins)
+      check_addr "${1:-}"
+      if [[ -n "${PEERBLOOM_ORIGIN:-}" ]]; then cat "$(dir_of "$1")/origin.url"
+      else cat "$(dir_of "$1")/origin.url.all"; fi ;;
     dir) check_addr "${1:-}"; dir_of "$1" ;;
     stop) (($# == 1)) || die "usage: stop ADDR"; cmd_stop "$1" ;;
-    *) die "unknown command '$cmd' (start, fill, purge, rotate, digest-url, origin, dir, stop)" ;;
+    *) die "unknown command '$cmd' (start, fill, purge, rotate, digest-url, origin, origins, dir, stop)" ;;
   esac
 }
 

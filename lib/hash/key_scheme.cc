@@ -1,6 +1,7 @@
 #include "peerbloom/key_scheme.h"
 
 #include <cstdlib>
+#include <utility>
 
 namespace peerbloom {
 namespace {
@@ -53,7 +54,8 @@ std::string SquidKeyHex(const SquidKey& key) {
   return hex;
 }
 
-KeyEncoder::KeyEncoder(KeyScheme scheme) : scheme_(scheme) {
+KeyEncoder::KeyEncoder(KeyScheme scheme, SquidUrlOptions squid_url)
+    : scheme_(scheme), squid_url_(std::move(squid_url)) {
   md5_ = EVP_MD_fetch(nullptr, "MD5", nullptr);
   ctx_ = EVP_MD_CTX_new();
   if (md5_ == nullptr || ctx_ == nullptr) std::abort();  // OpenSSL without MD5: unusable
@@ -76,7 +78,8 @@ SquidKey KeyEncoder::SquidStoreKey(std::string_view url, uint8_t method_id) noex
 
 std::string_view KeyEncoder::FromUrl(std::string_view url) noexcept {
   if (scheme_ == KeyScheme::kRaw) return url;
-  scratch_ = SquidStoreKey(url);
+  const bool canonical = CanonicalSquidUrl(url, squid_url_, &canonical_).ok();
+  scratch_ = SquidStoreKey(canonical ? std::string_view(canonical_) : url);
   return {reinterpret_cast<const char*>(scratch_.data()), scratch_.size()};
 }
 

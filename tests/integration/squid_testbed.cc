@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace peerbloom::testing {
 
@@ -26,6 +28,12 @@ std::string SquidTestbed::Start(const SquidTestbedOptions& options) {
   // Squid runs as 'proxy' and must reach its working directory under this one.
   std::filesystem::permissions(root_, std::filesystem::perms(0755));
   if (!ClaimAddress()) return "no free test-bed address in 127.0.0.200-249";
+  if (!options_.hosts.empty()) {
+    const std::string hosts = root_ + "/hosts";
+    std::ofstream(hosts) << WithAddress(options_.hosts);
+    std::filesystem::permissions(hosts, std::filesystem::perms(0644));
+    options_.squid_conf_extra += "\nhosts_file " + hosts;
+  }
   started_ = true;  // stop even after a failed start: stopping is idempotent
   if (Run("start " + addr_) != 0) return "squid did not start on " + addr_;
   origin_ = Capture("origin " + addr_);
@@ -66,12 +74,29 @@ bool SquidTestbed::ClaimAddress() {
   return false;
 }
 
+std::string SquidTestbed::WithAddress(std::string text) const {
+  for (size_t at; (at = text.find("@ADDR@")) != std::string::npos;) text.replace(at, 6, addr_);
+  return text;
+}
+
 std::string SquidTestbed::Command(const std::string& args) const {
+  // The values are the test's own; only quotes would need escaping and none are used.
   return "PEERBLOOM_SQUID_ROOT='" + root_ +
          "' DIGEST_PERIOD=" + std::to_string(options_.digest_period_s) +
          " CACHE_MB=" + std::to_string(options_.cache_mb) +
          " LOGFILE_ROTATE=" + std::to_string(options_.logfile_rotate) + " FILL_QUERY='" +
-         options_.fill_query + "' '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
+         options_.fill_query + "' SQUID_CONF_EXTRA='" + WithAddress(options_.squid_conf_extra) +
+         "' ORIGIN_LISTEN='" + WithAddress(options_.origin_listen) +
+         "' '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
+}
+
+std::vector<std::string> SquidTestbed::Origins() const {
+  std::vector<std::string> urls;
+  std::istringstream lines(Capture("origins " + addr_));
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) urls.push_back(line);
+  }
+  return urls;
 }
 
 int SquidTestbed::Run(const std::string& args) const { return std::system(Command(args).c_str()); }

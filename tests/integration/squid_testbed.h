@@ -8,15 +8,26 @@
 #define PEERBLOOM_TESTS_INTEGRATION_SQUID_TESTBED_H_
 
 #include <string>
+#include <vector>
 
 namespace peerbloom::testing {
 
+// In the three strings below, "@ADDR@" stands for the bed's own address (known only once
+// Start() has claimed one).
 struct SquidTestbedOptions {
   std::string name = "squidbed";  // prefix of the working directory
   int cache_mb = 64;              // Default: 64. Squid's cache_dir size
   std::string fill_query;         // Default: none. Appended to every URL `fill` fetches
   int digest_period_s = 3;        // Default: 3. Digest rebuild and rewrite period
   int logfile_rotate = 0;         // Default: 0. squid.conf logfile_rotate (rotated logs kept)
+  // Default: none. squid.conf lines appended to the generated config (SQUID_CONF_EXTRA).
+  std::string squid_conf_extra;
+  // Default: none. More HOST:PORT the origin answers on, e.g. "@ADDR@:80 [::1]:0"
+  // (ORIGIN_LISTEN); Origins() lists them.
+  std::string origin_listen;
+  // Default: none. An /etc/hosts-style file Squid resolves names with instead of
+  // /etc/hosts (squid.conf hosts_file), e.g. "@ADDR@ alpha.lab\n".
+  std::string hosts;
 };
 
 class SquidTestbed {
@@ -44,10 +55,13 @@ class SquidTestbed {
   const std::string& root() const { return root_; }
   const std::string& addr() const { return addr_; }
   const std::string& origin() const { return origin_; }
+  // Every base URL the origin answers on: origin() first, then those of origin_listen.
+  std::vector<std::string> Origins() const;
 
  private:
   bool ClaimAddress();
   std::string Command(const std::string& args) const;
+  std::string WithAddress(std::string text) const;
 
   SquidTestbedOptions options_;
   int lock_fd_ = -1;

@@ -7,7 +7,8 @@
 //  kSquidMd5  Squid's public store key: MD5(method_id || URL), 16 bytes, where method_id is
 //             Squid's HttpRequestMethod byte (GET = 0x01, HEAD = 0x02). store.log reports this
 //             key as 32 hex digits rather than a faithful URL, so this scheme lets store.log
-//             lines and who-has URL lookups meet on the same bytes.
+//             lines and who-has URL lookups meet on the same bytes. A URL is first rebuilt
+//             the way Squid rebuilds it before keying (peerbloom/squid_url.h).
 #ifndef PEERBLOOM_KEY_SCHEME_H_
 #define PEERBLOOM_KEY_SCHEME_H_
 
@@ -19,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "peerbloom/squid_url.h"
 #include "peerbloom/status.h"
 
 namespace peerbloom {
@@ -49,7 +51,8 @@ std::string SquidKeyHex(const SquidKey& key);
 // Resource owner: not copyable.
 class KeyEncoder {
  public:
-  explicit KeyEncoder(KeyScheme scheme);
+  // `squid_url` is used by kSquidMd5 only. REQUIRES: ValidateSquidUrlOptions(squid_url) is ok.
+  explicit KeyEncoder(KeyScheme scheme, SquidUrlOptions squid_url = {});
   ~KeyEncoder();
   KeyEncoder(const KeyEncoder&) = delete;
   KeyEncoder& operator=(const KeyEncoder&) = delete;
@@ -57,14 +60,18 @@ class KeyEncoder {
   KeyScheme scheme() const noexcept { return scheme_; }
 
   // Key bytes for a URL under this scheme. The returned view stays valid until the next
-  // call on this encoder. For kSquidMd5 the method is GET.
+  // call on this encoder. For kSquidMd5: the key of a GET of Squid's canonical form of the
+  // URL (CanonicalSquidUrl), so every spelling Squid keys alike gets the same key. A URL Squid
+  // refuses is keyed as given: Squid cannot have stored it under any other key.
   std::string_view FromUrl(std::string_view url) noexcept;
 
-  // Squid's public store key MD5(method_id || url).
+  // Squid's public store key MD5(method_id || url), over exactly the bytes given.
   SquidKey SquidStoreKey(std::string_view url, uint8_t method_id = kSquidMethodGet) noexcept;
 
  private:
   KeyScheme scheme_;
+  SquidUrlOptions squid_url_;
+  std::string canonical_;  // reused, so canonicalizing does not allocate once warm
   EVP_MD* md5_ = nullptr;
   EVP_MD_CTX* ctx_ = nullptr;
   SquidKey scratch_{};
