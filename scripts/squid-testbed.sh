@@ -239,8 +239,16 @@ cmd_rotate() {
   check_addr "$addr"
   dir="$(dir_of "$addr")"
   alive "$dir/squid.pid" || die "no squid running on $addr"
+  local before
+  before="$(stat -c %i "$dir/logs/store.log" 2>/dev/null || echo none)"
   "$SQUID" -n "$(service_of "$addr")" -f "$dir/squid.conf" -k rotate ||
     die "squid -k rotate failed on $addr"
+  # -k rotate only signals Squid: with rotated copies kept, wait until a new store.log is in
+  # place, so that callers see the rotation done.
+  if ((LOGFILE_ROTATE > 0)); then
+    wait_for "[[ -e '$dir/logs/store.log' && \$(stat -c %i '$dir/logs/store.log') != '$before' ]]" 30 ||
+      die "squid on $addr did not rotate store.log"
+  fi
 }
 
 cmd_stop() {

@@ -196,7 +196,7 @@ class SquidField : public ::testing::Test {
   }
 
   // Checks the properties in the header; returns the number of held URLs.
-  size_t Check(Node* a, Node* b, const std::string& when) {
+  size_t Check(Node* a, Node* b, const std::string& when, uint64_t lost = 0) {
     const std::vector<std::string> held = StableHeld(a);
     const std::vector<std::string> disk = KeysOnDisk();
     const json feed = a->Stats()["feeds"][0];
@@ -204,7 +204,7 @@ class SquidField : public ::testing::Test {
     EXPECT_EQ(feed["store_log"]["live_keys"].get<uint64_t>(), disk.size())
         << when << ": " << feed.dump();
     EXPECT_EQ(feed["removes_refused"], 0) << when;
-    EXPECT_EQ(feed["resumes_lost"], 0) << when << ": " << feed["resume_lost"];
+    EXPECT_EQ(feed["resumes_lost"], lost) << when << ": " << feed["resume_lost"];
     const size_t disk_missing_at_a = Missing(a->WhoHasKeys(disk));
     EXPECT_EQ(disk_missing_at_a, 0u) << when;
     // Every held URL, as typed, is listed unless Squid holds it in memory only (SO_FAIL or
@@ -224,7 +224,9 @@ class SquidField : public ::testing::Test {
         },
         seconds(30));
     EXPECT_TRUE(reached) << when << ": on disk but not listed at B " << disk_missing_at_b
-                         << ", held but not listed at B " << missing_at_b;
+                         << ", held but not listed at B " << missing_at_b << "\nB's peers "
+                         << b->Peers().dump() << "\nA's gossip " << a->Stats()["gossip"].dump()
+                         << "\nA's summary " << a->Stats()["summary"].dump();
     std::printf(
         "%s: %zu fetched, %zu held, %zu on disk, live keys %llu; on disk not listed: A %zu, B "
         "%zu; held not listed: A %zu, B %zu (memory-only at most %zu)\n",
@@ -307,6 +309,49 @@ TEST_F(SquidField, EvictionsRotationsAndRestartsLoseNothing) {
   EXPECT_GT(bare, 0) << "no eviction was logged as 'KEY ? ... ?/? ?/? ? ?'";
   EXPECT_LT(held, fetched_.size());
   std::printf("evictions logged without a memory object: %d\n", bare);
+}
+
+// A daemon started fresh beside a Squid whose store.log was rotated away knows nothing from
+// store.log; with cache_dirs it reads what Squid holds. Later, a saved position whose file
+// was compressed away while the daemon was down is lost, said so, and repaired the same way.
+TEST_F(SquidField, LiveSetIsRebuiltFromTheCacheDir) {
+  Fetch(15, 20);
+  ASSERT_EQ(bed_.Run("rotate " + bed_.addr()), 0);
+  Fetch(5, 5);
+  ASSERT_EQ(bed_.Run("rotate " + bed_.addr()), 0);
+
+  Cluster cluster;
+  Node* a = cluster.AddNode("A");
+  Node* b = cluster.AddNode("B");
+  NodeOptions oa;
+  oa.key_scheme = "squid-md5";
+  NodeOptions ob = oa;
+  oa.extra = "[[feeds]]\npath = \"" + logs_ + "/store.log\"\nformat = \"squid-store-log\"\n" +
+             "cache_dirs = [\"" + bed_.root() + "/" + bed_.addr() + "/cache\"]\n";
+  ASSERT_TRUE(a->Start(oa, {})) << a->log_tail();
+  ASSERT_TRUE(b->Start(ob, {a})) << b->log_tail();
+  ASSERT_TRUE(
+      WaitFor([&] { return a->Stats()["feeds"][0]["rebuild"]["finished"] == 1; }, seconds(60)))
+      << a->Stats()["feeds"][0].dump();
+  EXPECT_EQ(a->Stats()["feeds"][0]["rebuild"]["trigger"], "no saved position");
+  Fetch(5, 5);
+  Check(a, b, "new daemon beside a full cache");
+
+  // The file the snapshot points at is compressed away while the daemon is down.
+  ASSERT_TRUE(a->Stop());
+  Fetch(5, 10);
+  ASSERT_EQ(bed_.Run("rotate " + bed_.addr()), 0);
+  std::filesystem::rename(logs_ + "/store.log.0", logs_ + "/store.log.0.gz");
+  Fetch(5, 5);
+  ASSERT_TRUE(a->Start(oa, {})) << a->log_tail();
+  ASSERT_TRUE(
+      WaitFor([&] { return a->Stats()["feeds"][0]["rebuild"]["finished"] == 1; }, seconds(60)))
+      << a->Stats()["feeds"][0].dump();
+  const json feed = a->Stats()["feeds"][0];
+  EXPECT_EQ(feed["rebuild"]["trigger"], "saved position lost");
+  EXPECT_NE(feed["resume_lost"].get<std::string>().find("store.log.0.gz"), std::string::npos)
+      << feed["resume_lost"];
+  Check(a, b, "saved position lost, rebuilt", /*lost=*/1);
 }
 
 }  // namespace
