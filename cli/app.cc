@@ -3,6 +3,7 @@
 #include <exception>
 
 #include "cli/cli.h"
+#include "peerbloom/escape.h"
 
 namespace peerbloom::cli {
 namespace {
@@ -62,8 +63,12 @@ const std::vector<Command>& Commands() {
 }
 
 int Error(std::string_view message) {
-  std::fprintf(stderr, "peerbloom: error: %.*s\n", static_cast<int>(message.size()),
-               message.data());
+  // Messages quote their values escaped (QuoteBytes); one that still holds bytes that are not
+  // UTF-8 (a path quoted by shared code) is escaped whole rather than printed raw.
+  std::string text = "peerbloom: error: ";
+  text += IsValidUtf8(message) ? std::string(message) : EscapeBytes(message);
+  text += '\n';
+  std::fwrite(text.data(), 1, text.size(), stderr);
   return kExitError;
 }
 
@@ -89,7 +94,7 @@ int Main(int argc, char** argv) {
     for (const Command& c : Commands()) known |= c.name == typed;
     if (!known) {
       const std::string suggestion = SuggestCommand(typed);
-      return Error("unknown command '" + std::string(typed) + "'" +
+      return Error("unknown command " + QuoteBytes(typed) +
                    (suggestion.empty() ? std::string(" (see 'peerbloom --help')")
                                        : ", did you mean '" + suggestion + "'?"));
     }
@@ -119,11 +124,12 @@ int Main(int argc, char** argv) {
       app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
       if (e.get_exit_code() == 0) return app.exit(e);
-      return Error(e.what());
+      // CLI11 quotes the argument it refused as it was typed.
+      return Error(EscapeBytes(e.what()));
     }
     return runner ? runner() : Error("no command given (see 'peerbloom --help')");
   } catch (const std::exception& e) {
-    return Error(std::string("unexpected: ") + e.what());
+    return Error("unexpected: " + EscapeBytes(e.what()));
   } catch (...) {
     return Error("unexpected error");
   }

@@ -39,7 +39,8 @@ int RunBuild(const GlobalOptions& g, const BuildArgs& a) {
   SipKey index_key;
   Status s = ResolveKeying(g, a.keying, nullptr, &scheme, &index_key);
   if (!s.ok()) return Error(s);
-  if (!IsValidNodeId(a.origin)) return Error("--origin '" + a.origin + "' is not a node id");
+  if (!IsValidNodeId(a.origin))
+    return Error("--origin " + QuoteBytes(a.origin) + " is not a node id");
   const IndexHasher hasher(index_key);
   KeyMaker maker(scheme, a.keying.keys);
   LineInput input("build");
@@ -72,7 +73,7 @@ int RunBuild(const GlobalOptions& g, const BuildArgs& a) {
   s = EncodeSummary(summary, &encoded);
   if (s.ok()) s = WriteFileBytes(a.output, encoded);
   if (!s.ok()) return Error(s);
-  json out = {{"output", a.output},
+  json out = {{"output", JsonText(a.output)},
               {"keys", hashes.size()},
               {"invalid_lines", invalid},
               {"k", k},
@@ -83,10 +84,10 @@ int RunBuild(const GlobalOptions& g, const BuildArgs& a) {
     std::printf("%s\n", out.dump(2).c_str());
   } else {
     std::printf(
-        "wrote '%s': %zu keys, 2^%u bits, k = %u, estimated fpr %.4g, %zu bytes "
+        "wrote %s: %zu keys, 2^%u bits, k = %u, estimated fpr %.4g, %zu bytes "
         "(%.2f bits per key)\n",
-        a.output.c_str(), hashes.size(), log2, k, summary.filter.EstimatedFpr(), encoded.size(),
-        8.0 * static_cast<double>(encoded.size()) / n);
+        QuotePath(a.output).c_str(), hashes.size(), log2, k, summary.filter.EstimatedFpr(),
+        encoded.size(), 8.0 * static_cast<double>(encoded.size()) / n);
   }
   if (invalid > 0) {
     std::fprintf(stderr, "peerbloom: warning: skipped %llu invalid lines\n",
@@ -106,7 +107,7 @@ int RunQuery(const GlobalOptions& g, const QueryArgs& a) {
   Status s = ReadFileBytes(a.summary_path, &bytes);
   Summary summary;
   if (s.ok()) s = DecodeSummary(bytes, DecodeLimits(), &summary);
-  if (!s.ok()) return Error("'" + a.summary_path + "': " + s.message());
+  if (!s.ok()) return Error(QuotePath(a.summary_path) + ": " + s.message());
   KeyScheme scheme;
   SipKey index_key;
   s = ResolveKeying(g, a.keying, &summary.key_scheme, &scheme, &index_key);
@@ -121,7 +122,9 @@ int RunQuery(const GlobalOptions& g, const QueryArgs& a) {
     const bool maybe = valid && summary.filter.MayContain(hasher.Hash(key));
     present += maybe ? 1 : 0;
     if (g.json) {
-      json j = {{"key", item}, {"maybe", maybe}};
+      json j;
+      PutKey(item, &j);  // first: ordered_json keeps "key" leading as before
+      j["maybe"] = maybe;
       if (!valid) j["error"] = "invalid key";
       out += j.dump() + "\n";
     } else {

@@ -38,7 +38,8 @@ struct Command {
 // The table, in the order `peerbloom --help` lists it.
 const std::vector<Command>& Commands();
 
-// Prints "peerbloom: error: <message>" and returns kExitError.
+// Prints "peerbloom: error: <message>" and returns kExitError. Values in messages are quoted
+// with QuoteBytes (peerbloom/escape.h); a message that is still not UTF-8 is escaped whole.
 int Error(std::string_view message);
 int Error(const Status& status);
 

@@ -114,12 +114,12 @@ int RunInspect(const GlobalOptions& g, const std::string& path) {
   if (!s.ok()) return Error(s);
   MessageHeader header;
   s = PeekHeader(bytes, DecodeLimits(), &header);
-  if (!s.ok()) return Error("'" + path + "': " + s.message());
+  if (!s.ok()) return Error(QuotePath(path) + ": " + s.message());
   json out;
   if (header.kind == MessageKind::kDelta) {
     SummaryDelta d;
     s = DecodeDelta(bytes, DecodeLimits(), &d);
-    if (!s.ok()) return Error("'" + path + "': " + s.message());
+    if (!s.ok()) return Error(QuotePath(path) + ": " + s.message());
     out = {{"kind", "delta"},
            {"origin", d.origin},
            {"epoch", d.epoch},
@@ -133,7 +133,7 @@ int RunInspect(const GlobalOptions& g, const std::string& path) {
   } else {
     Summary summary;
     s = DecodeSummary(bytes, DecodeLimits(), &summary);
-    if (!s.ok()) return Error("'" + path + "': " + s.message());
+    if (!s.ok()) return Error(QuotePath(path) + ": " + s.message());
     out = DescribeSummary(summary, bytes.size(), header);
   }
   if (g.json) {
@@ -163,8 +163,8 @@ int RunKeygen(const GlobalOptions& g, const std::string& output, bool force) {
     std::printf("public-key = %s\nsecret-key = %s\n", pair.public_key.c_str(),
                 pair.secret_key.c_str());
   } else {
-    std::printf("wrote '%s' (secret, mode 0600) and '%s.pub'\npublic key: %s\n", output.c_str(),
-                output.c_str(), pair.public_key.c_str());
+    std::printf("wrote %s (secret, mode 0600) and %s\npublic key: %s\n", QuotePath(output).c_str(),
+                QuotePath(output + ".pub").c_str(), pair.public_key.c_str());
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/tool_util.h"
 #include "daemon/config.h"
 #include "daemon/control_client.h"
 
@@ -41,8 +42,8 @@ Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
   PEERBLOOM_RETURN_IF_ERROR(ResolveControl(g, &endpoint));
   // An ipc socket that does not exist would only show up as a timeout: say so at once.
   if (endpoint.rfind("ipc://", 0) == 0 && ::access(endpoint.c_str() + 6, F_OK) != 0) {
-    return Status::IOError("control socket '" + endpoint.substr(6) +
-                           "' does not exist (is peerbloomd running? see --control, --config)");
+    return Status::IOError("control socket " + QuotePath(endpoint.substr(6)) +
+                           " does not exist (is peerbloomd running? see --control, --config)");
   }
   *out = std::make_unique<ControlClient>(endpoint, g.timeout_ms);
   return Status::Ok();
@@ -94,7 +95,8 @@ size_t PrintWhoHas(const std::vector<std::string>& keys, const json& reply, std:
     }
     if (!idx.empty()) ++claimed;
     if (as_json) {
-      json j = {{"key", key}, {"claimed", !idx.empty()}, {"nodes", json::array()}};
+      json j = {{"claimed", !idx.empty()}, {"nodes", json::array()}};
+      PutKey(key, &j);
       if (invalid) j["error"] = "invalid key";
       for (size_t i : idx) j["nodes"].push_back(nodes[i]);
       out += j.dump() + "\n";
@@ -269,6 +271,8 @@ int RunSummary(const GlobalOptions& g, const std::string& node, const std::strin
   std::unique_ptr<ControlClient> client;
   Status s = Connect(g, &client);
   if (!s.ok()) return Error(s);
+  // Node ids are ASCII; JSON could not carry bytes that are not UTF-8 anyway.
+  if (!IsValidUtf8(node)) return Error("--node " + QuoteBytes(node) + " is not a node id");
   json request = {{"op", "summary"}, {"format", output.empty() ? "describe" : "bytes"}};
   if (!node.empty()) request["node"] = node;
   json reply;
@@ -278,7 +282,7 @@ int RunSummary(const GlobalOptions& g, const std::string& node, const std::strin
   if (!output.empty()) {
     std::ofstream out(output, std::ios::binary | std::ios::trunc);
     out.write(body.data(), static_cast<std::streamsize>(body.size()));
-    if (!out) return Error("cannot write '" + output + "'");
+    if (!out) return Error("cannot write " + QuotePath(output));
   }
   if (g.json) {
     std::printf("%s\n", reply["summary"].dump(2).c_str());

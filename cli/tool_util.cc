@@ -12,9 +12,27 @@
 
 namespace peerbloom::cli {
 
+std::string QuotePath(std::string_view path) { return QuoteBytes(path, std::string::npos); }
+
+std::string JsonText(std::string_view value) {
+  return IsValidUtf8(value) ? std::string(value) : EscapeBytes(value);
+}
+
+std::string HexBytes(std::string_view bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex;
+  hex.reserve(2 * bytes.size());
+  for (char c : bytes) {
+    const auto b = static_cast<unsigned char>(c);
+    hex.push_back(kDigits[b >> 4]);
+    hex.push_back(kDigits[b & 0xf]);
+  }
+  return hex;
+}
+
 Status ReadFileBytes(const std::string& path, std::string* out) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError("cannot open '" + path + "'");
+  if (!in) return Status::IOError("cannot open " + QuotePath(path));
   std::ostringstream text;
   text << in.rdbuf();
   *out = text.str();
@@ -25,7 +43,7 @@ Status WriteFileBytes(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   out.close();
-  if (!out) return Status::IOError("cannot write '" + path + "'");
+  if (!out) return Status::IOError("cannot write " + QuotePath(path));
   return Status::Ok();
 }
 
@@ -50,8 +68,8 @@ Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeySchem
   if (!a.key_scheme.empty()) {
     auto parsed = ParseKeyScheme(a.key_scheme);
     if (!parsed) {
-      return Status::InvalidArgument("--key-scheme must be 'squid-md5' or 'raw', got '" +
-                                     a.key_scheme + "'");
+      return Status::InvalidArgument("--key-scheme must be 'squid-md5' or 'raw', got " +
+                                     QuoteBytes(a.key_scheme));
     }
     *scheme = *parsed;
   }
@@ -85,7 +103,7 @@ Status LineInput::Open(const std::string& path) {
     return Status::Ok();
   }
   auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
-  if (!*file) return Status::IOError("cannot open '" + path + "'");
+  if (!*file) return Status::IOError("cannot open " + QuotePath(path));
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
     size_ = static_cast<uint64_t>(st.st_size);

@@ -1,5 +1,5 @@
-// Shared pieces of the offline tools: reading files, keying like a cluster, line input with a
-// progress line on a terminal.
+// Shared pieces of the CLI's tools: reading files, keying like a cluster, line input with a
+// progress line on a terminal, putting input lines in messages and JSON output.
 #ifndef PEERBLOOM_CLI_TOOL_UTIL_H_
 #define PEERBLOOM_CLI_TOOL_UTIL_H_
 
@@ -10,11 +10,29 @@
 #include <string>
 
 #include "cli/cli.h"
+#include "peerbloom/escape.h"
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/status.h"
 
 namespace peerbloom::cli {
+
+// A path (or other argument) quoted whole for a message: 'PATH', escaped (peerbloom/escape.h).
+std::string QuotePath(std::string_view path);
+
+// JSON text for a value the user gave: the value itself when it is UTF-8, else escaped.
+std::string JsonText(std::string_view value);
+
+// Lower-case hex of every byte.
+std::string HexBytes(std::string_view bytes);
+
+// Sets (*j)["key"] to an input line for --json output. JSON strings are UTF-8, so a line that
+// is not gets "key" escaped and "key_hex" with its exact bytes in lower-case hex.
+template <typename Json>
+void PutKey(std::string_view line, Json* j) {
+  (*j)["key"] = JsonText(line);
+  if (!IsValidUtf8(line)) (*j)["key_hex"] = HexBytes(line);
+}
 
 Status ReadFileBytes(const std::string& path, std::string* out);
 Status WriteFileBytes(const std::string& path, const std::string& bytes);

@@ -2,7 +2,15 @@
 // otherwise wedge after a lost reply.
 #include "daemon/control_client.h"
 
+#include "peerbloom/escape.h"
+
 namespace peerbloom::daemon {
+namespace {
+
+// The endpoint comes from a flag or the environment: quoted whole, escaped.
+std::string Quoted(const std::string& endpoint) { return QuoteBytes(endpoint, std::string::npos); }
+
+}  // namespace
 
 ControlClient::ControlClient(std::string endpoint, int timeout_ms)
     : endpoint_(std::move(endpoint)), timeout_ms_(timeout_ms) {
@@ -15,26 +23,42 @@ void ControlClient::Reset() {
   socket_.set(zmq::sockopt::rcvtimeo, timeout_ms_);
   socket_.set(zmq::sockopt::sndtimeo, timeout_ms_);
   socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxControlBodyBytes + 4096));
-  socket_.connect(endpoint_);
+  // A malformed endpoint ("tcp://no-port", bytes that are not an address) makes connect
+  // throw: keep the reason for Call to return rather than throwing from the constructor.
+  try {
+    socket_.connect(endpoint_);
+    connect_error_.clear();
+  } catch (const zmq::error_t& e) {
+    connect_error_ = e.what();
+  }
 }
 
 Status ControlClient::Call(const nlohmann::json& header, std::string_view body,
                            nlohmann::json* reply, std::string* reply_body) {
-  const std::string head = header.dump();
+  if (!connect_error_.empty()) {
+    return Status::IOError("cannot connect to control endpoint " + Quoted(endpoint_) + ": " +
+                           connect_error_);
+  }
+  std::string head;
+  try {
+    head = header.dump();
+  } catch (const nlohmann::json::type_error& e) {
+    return Status::InvalidArgument(std::string("request header cannot be encoded: ") + e.what());
+  }
   try {
     const auto more = body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore;
     if (!socket_.send(zmq::buffer(head), more)) {
       Reset();
-      return Status::IOError("cannot send to '" + endpoint_ + "' (is peerbloomd running?)");
+      return Status::IOError("cannot send to " + Quoted(endpoint_) + " (is peerbloomd running?)");
     }
     if (!body.empty() && !socket_.send(zmq::buffer(body.data(), body.size()))) {
       Reset();
-      return Status::IOError("cannot send to '" + endpoint_ + "'");
+      return Status::IOError("cannot send to " + Quoted(endpoint_));
     }
     zmq::message_t first;
     if (!socket_.recv(first)) {
       Reset();
-      return Status::IOError("no answer from '" + endpoint_ + "' within " +
+      return Status::IOError("no answer from " + Quoted(endpoint_) + " within " +
                              std::to_string(timeout_ms_) + " ms (is peerbloomd running?)");
     }
     reply_body->clear();
@@ -46,11 +70,12 @@ Status ControlClient::Call(const nlohmann::json& header, std::string_view body,
     *reply = nlohmann::json::parse(first.to_string_view());
   } catch (const zmq::error_t& e) {
     Reset();
-    return Status::IOError("control endpoint '" + endpoint_ + "': " + e.what());
+    return Status::IOError("control endpoint " + Quoted(endpoint_) + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {
-    return Status::Corruption("malformed reply from '" + endpoint_ + "': " + e.what());
+    return Status::Corruption("malformed reply from " + Quoted(endpoint_) + ": " +
+                              EscapeBytes(e.what()));
   }
-  if (!reply->is_object()) return Status::Corruption("malformed reply from '" + endpoint_ + "'");
+  if (!reply->is_object()) return Status::Corruption("malformed reply from " + Quoted(endpoint_));
   if (!reply->value("ok", false)) {
     return Status::InvalidArgument(reply->value("error", std::string("request refused")));
   }

@@ -27,9 +27,11 @@ class ControlClient {
   ControlClient(const ControlClient&) = delete;
   ControlClient& operator=(const ControlClient&) = delete;
 
-  // Sends one request and waits for its reply. IOError when the daemon does not answer in
-  // time (the socket is then reset so the next call starts clean); the reply's own
-  // {"ok": false, "error": ...} comes back as InvalidArgument with that error text.
+  // Sends one request and waits for its reply. IOError when the endpoint cannot be used or
+  // the daemon does not answer in time (the socket is then reset so the next call starts
+  // clean); InvalidArgument when the header holds a string that is not UTF-8 (JSON cannot
+  // carry it: nothing is sent); the reply's own {"ok": false, "error": ...} comes back as
+  // InvalidArgument with that error text.
   Status Call(const nlohmann::json& header, std::string_view body, nlohmann::json* reply,
               std::string* reply_body);
 
@@ -39,6 +41,7 @@ class ControlClient {
   void Reset();
 
   std::string endpoint_;
+  std::string connect_error_;  // why the endpoint cannot be connected to; empty when it can
   int timeout_ms_;
   zmq::context_t context_{1};
   zmq::socket_t socket_;

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "daemon/control_client.h"
+#include "peerbloom/escape.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -44,18 +45,67 @@ void ControlServer::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
   items->push_back({socket_.handle(), 0, ZMQ_POLLIN, 0});
 }
 
-void ControlServer::Process(const zmq::pollitem_t* items, const Handler& handler) {
+void ControlServer::Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler) {
   if (!(items[0].revents & ZMQ_POLLIN)) return;
   try {
     for (int i = 0; i < kRequestsPerWakeup; ++i) {
-      if (!ServeOne(handler)) return;
+      if (!ServeOne(now_ms, handler)) return;
     }
   } catch (const zmq::error_t& e) {
     if (e.num() != EINTR && e.num() != ETERM) spdlog::error("control endpoint: {}", e.what());
+  } catch (const std::exception& e) {
+    // Only the reply's own encoding or sending is left to fail here (memory): that request
+    // goes unanswered, the next ones are served.
+    spdlog::error("control endpoint: {}", EscapeBytes(e.what()));
   }
 }
 
-bool ControlServer::ServeOne(const Handler& handler) {
+Status ControlServer::Answer(const std::vector<zmq::message_t>& frames, int64_t now_ms,
+                             const Handler& handler, nlohmann::json* reply,
+                             std::string* reply_body) {
+  // [identity][empty delimiter][header][body?]
+  if (frames.size() < 3 || frames.size() > 4 || frames[1].size() != 0) {
+    ++stats_.malformed;
+    return Status::InvalidArgument("a request is [empty delimiter][header][body?] frames");
+  }
+  const std::string_view text = frames[2].to_string_view();
+  if (text.size() > kMaxControlHeaderBytes) {
+    ++stats_.malformed;
+    return Status::InvalidArgument("request header larger than 65536 bytes");
+  }
+  // JSON text is UTF-8: say so rather than only "not JSON". The parser refuses such bytes
+  // and \u escapes of lone surrogates too, so every string of a parsed header is UTF-8.
+  if (!IsValidUtf8(text)) {
+    ++stats_.malformed;
+    return Status::InvalidArgument("request header is not valid UTF-8");
+  }
+  const auto header = nlohmann::json::parse(text, nullptr, false);
+  if (header.is_discarded()) {
+    ++stats_.malformed;
+    return Status::InvalidArgument("request header is not valid JSON");
+  }
+  if (!header.is_object() || !header.contains("op") || !header["op"].is_string()) {
+    ++stats_.malformed;
+    return Status::InvalidArgument("request header must be a JSON object with an 'op'");
+  }
+  const std::string_view body = frames.size() == 4 ? frames[3].to_string_view() : "";
+  try {
+    return handler(header, body, reply, reply_body);
+  } catch (const std::exception& e) {
+    ++stats_.internal_errors;
+    const std::string message = "internal error in op " +
+                                QuoteBytes(header["op"].get_ref<const std::string&>()) + ": " +
+                                EscapeBytes(e.what());
+    uint64_t suppressed = 0;
+    if (internal_log_.Allow(now_ms, &suppressed)) {
+      spdlog::error("control: {} ({} similar lines suppressed)", message, suppressed);
+    }
+    // The code is not sent, only the message; the operation could not be carried out.
+    return Status::Corruption(message);
+  }
+}
+
+bool ControlServer::ServeOne(int64_t now_ms, const Handler& handler) {
   std::vector<zmq::message_t> frames;
   do {
     zmq::message_t part;
@@ -64,27 +114,9 @@ bool ControlServer::ServeOne(const Handler& handler) {
   } while (socket_.get(zmq::sockopt::rcvmore));
   if (frames.empty()) return false;
   ++stats_.requests;
-  // [identity][empty delimiter][header][body?]
   nlohmann::json reply;
   std::string reply_body;
-  Status status;
-  if (frames.size() < 3 || frames.size() > 4 || frames[1].size() != 0) {
-    ++stats_.malformed;
-    status = Status::InvalidArgument("a request is [empty delimiter][header][body?] frames");
-  } else if (frames[2].size() > kMaxControlHeaderBytes) {
-    ++stats_.malformed;
-    status = Status::InvalidArgument("request header larger than 65536 bytes");
-  } else {
-    const auto header = nlohmann::json::parse(frames[2].to_string_view(), nullptr, false);
-    if (header.is_discarded() || !header.is_object() || !header.contains("op") ||
-        !header["op"].is_string()) {
-      ++stats_.malformed;
-      status = Status::InvalidArgument("request header must be a JSON object with an 'op'");
-    } else {
-      const std::string_view body = frames.size() == 4 ? frames[3].to_string_view() : "";
-      status = handler(header, body, &reply, &reply_body);
-    }
-  }
+  const Status status = Answer(frames, now_ms, handler, &reply, &reply_body);
   if (!status.ok()) {
     ++stats_.errors;
     reply = {{"ok", false}, {"error", status.message()}};
@@ -92,7 +124,9 @@ bool ControlServer::ServeOne(const Handler& handler) {
   } else {
     reply["ok"] = true;
   }
-  const std::string head = reply.dump();
+  // Replacing bytes that are not UTF-8 (U+FFFD) keeps dump() from throwing should some
+  // string of a reply have missed escaping.
+  const std::string head = reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   socket_.send(frames[0], zmq::send_flags::sndmore | zmq::send_flags::dontwait);
   socket_.send(zmq::message_t(), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
   const auto more = reply_body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore;

@@ -15,20 +15,26 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "daemon/log_limiter.h"
 #include "peerbloom/status.h"
 
 namespace peerbloom::daemon {
 
 struct ControlStats {
   uint64_t requests = 0;
-  uint64_t errors = 0;     // replies with "ok": false
-  uint64_t malformed = 0;  // bad envelopes or headers
+  uint64_t errors = 0;           // replies with "ok": false
+  uint64_t malformed = 0;        // bad envelopes or headers
+  uint64_t internal_errors = 0;  // operations that threw; answered with an error
 };
 
 class ControlServer {
  public:
   // Fills *reply (without "ok") and *reply_body; a non-OK status becomes
-  // {"ok": false, "error": message}.
+  // {"ok": false, "error": message}. An exception it throws (any std::exception) becomes
+  // {"ok": false, "error": "internal error in op '<op>': <what>"} and counts in
+  // internal_errors: one operation's failure never ends the daemon. Strings in *reply that
+  // are not UTF-8 are sent with U+FFFD in place of the bad bytes rather than failing the
+  // reply; handlers quote input through peerbloom/escape.h so that does not happen.
   using Handler = std::function<Status(const nlohmann::json& request, std::string_view body,
                                        nlohmann::json* reply, std::string* reply_body)>;
 
@@ -38,16 +44,21 @@ class ControlServer {
 
   Status Start();
   void AppendPollItems(std::vector<zmq::pollitem_t>* items);
-  // Serves up to a bounded number of ready requests.
-  void Process(const zmq::pollitem_t* items, const Handler& handler);
+  // Serves up to a bounded number of ready requests. `now_ms` paces the log of internal
+  // errors.
+  void Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler);
   const ControlStats& stats() const { return stats_; }
 
  private:
-  bool ServeOne(const Handler& handler);
+  bool ServeOne(int64_t now_ms, const Handler& handler);
+  // Checks the envelope and runs the handler, turning what it throws into a Status.
+  Status Answer(const std::vector<zmq::message_t>& frames, int64_t now_ms, const Handler& handler,
+                nlohmann::json* reply, std::string* reply_body);
 
   std::string endpoint_;
   zmq::socket_t socket_;
   ControlStats stats_;
+  LogLimiter internal_log_;
 };
 
 }  // namespace peerbloom::daemon

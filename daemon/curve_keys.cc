@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "peerbloom/escape.h"
+
 namespace peerbloom::daemon {
 namespace {
 
@@ -151,9 +153,9 @@ Status ParseAuthorizedKeys(std::string_view text, const std::string& path,
     if (IsZ85Key(token)) {
       keys.emplace(token);
     } else if (!line.empty() && line.front() != '#') {
-      return Status::InvalidArgument(path + ":" + std::to_string(number) +
-                                     ": not a 40-character Z85 public key: '" +
-                                     std::string(token.substr(0, 60)) + "'");
+      return Status::InvalidArgument(
+          path + ":" + std::to_string(number) +
+          ": not a 40-character Z85 public key: " + QuoteBytes(token, 60));
     }
   }
   *out = std::move(keys);

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 
+#include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
 
 namespace peerbloom::daemon {
@@ -227,10 +228,16 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   }
   now = clock_->NowMs();
   transport_->Process(items.data(), now, [this, now](std::string_view payload) {
-    return engine_->OnMessage(payload, now);
+    // A frame that makes the engine throw is refused like a malformed one (counted, logged
+    // at a limited rate); the next frame is served.
+    try {
+      return engine_->OnMessage(payload, now);
+    } catch (const std::exception& e) {
+      return Status::Corruption("internal error: " + EscapeBytes(e.what()));
+    }
   });
   control_->Process(
-      items.data() + control_at,
+      items.data() + control_at, now,
       [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
              std::string* reply_body) { return HandleControl(req, body, reply, reply_body); });
   PollFeeds(items, feeds_at, now);
@@ -371,15 +378,29 @@ void Daemon::Reload() {
 }
 
 Status Daemon::Run(volatile std::sig_atomic_t* stop, volatile std::sig_atomic_t* reload) {
-  while (*stop == 0) {
-    if (*reload != 0) {
-      *reload = 0;
-      Reload();
+  // Requests, feed lines and peer frames are isolated where they are handled; what still
+  // escapes a turn of the loop ends it, but only after the final snapshot, so the changes
+  // applied since the last periodic one survive the restart.
+  std::string failure;
+  try {
+    while (*stop == 0) {
+      if (*reload != 0) {
+        *reload = 0;
+        Reload();
+      }
+      RunOnce(kMaxWaitMs);
     }
-    RunOnce(kMaxWaitMs);
+  } catch (const std::exception& e) {
+    failure = "unexpected error in the event loop: " + EscapeBytes(e.what());
   }
-  spdlog::info("stopping: writing the final snapshot");
-  return WriteSnapshotNow();
+  if (failure.empty()) {
+    spdlog::info("stopping: writing the final snapshot");
+    return WriteSnapshotNow();
+  }
+  spdlog::critical("{}; writing the final snapshot", failure);
+  const Status s = WriteSnapshotNow();
+  return Status::Corruption(
+      failure + (s.ok() ? "; final snapshot written" : "; final snapshot failed: " + s.message()));
 }
 
 }  // namespace peerbloom::daemon

@@ -1,6 +1,7 @@
 // Control operations (docs/control-protocol.md). Batches are newline-separated bodies and
 // who-has answers are compact lines of node indexes, so a batch costs per key only the
-// hashing and the probes, never JSON.
+// hashing and the probes, never JSON. Body lines are bytes, not text: a URL or raw key need
+// not be UTF-8, and any part of a request quoted in a reply goes through QuoteBytes.
 #include <spdlog/spdlog.h>
 
 #include <array>
@@ -9,6 +10,7 @@
 #include <unordered_map>
 
 #include "daemon/daemon.h"
+#include "peerbloom/escape.h"
 #include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
@@ -31,7 +33,7 @@ void ForEachLine(std::string_view body, Fn&& fn) {
 Status InputIsKeys(const nlohmann::json& request, bool* keys) {
   const std::string input = request.value("input", std::string("url"));
   if (input != "url" && input != "key") {
-    return Status::InvalidArgument("'input' must be 'url' or 'key', got '" + input + "'");
+    return Status::InvalidArgument("'input' must be 'url' or 'key', got " + QuoteBytes(input));
   }
   *keys = input == "key";
   return Status::Ok();
@@ -70,8 +72,8 @@ Status Daemon::HandleControl(const nlohmann::json& request, std::string_view bod
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(std::string("bad request field: ") + e.what());
   }
-  return Status::InvalidArgument("unknown op '" + op +
-                                 "' (who-has, add, remove, stats, peers, summary, ping, snapshot)");
+  return Status::InvalidArgument("unknown op " + QuoteBytes(op) +
+                                 " (who-has, add, remove, stats, peers, summary, ping, snapshot)");
 }
 
 Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nlohmann::json* reply,
@@ -200,14 +202,15 @@ Status Daemon::SummaryOp(const nlohmann::json& request, nlohmann::json* reply,
   const std::string node = request.value("node", config_.node_id);
   const std::string format = request.value("format", std::string("describe"));
   if (format != "describe" && format != "bytes") {
-    return Status::InvalidArgument("'format' must be 'describe' or 'bytes', got '" + format + "'");
+    return Status::InvalidArgument("'format' must be 'describe' or 'bytes', got " +
+                                   QuoteBytes(format));
   }
   Summary summary;
   if (node == config_.node_id) {
     summary = store_->builder()->current();
   } else {
     Status s = engine_->GetSummary(node, &summary);
-    if (!s.ok()) return Status::NotFound("no summary held for node '" + node + "'");
+    if (!s.ok()) return Status::NotFound("no summary held for node " + QuoteBytes(node));
   }
   std::string encoded;
   PEERBLOOM_RETURN_IF_ERROR(EncodeSummary(summary, &encoded));

@@ -1,4 +1,6 @@
-// Lines in, filter changes out. A malformed line is counted and logged at a limited rate.
+// Lines in, filter changes out. A malformed line is counted and logged at a limited rate;
+// the reasons quote the line's bytes escaped (peerbloom/escape.h), so a line that is not UTF-8
+// or holds control bytes cannot garble the log.
 #include "daemon/feed.h"
 
 #include <spdlog/spdlog.h>
@@ -6,6 +8,7 @@
 #include <atomic>
 #include <thread>
 
+#include "peerbloom/escape.h"
 #include "peerbloom/feed.h"
 #include "peerbloom/squid_cache_dir.h"
 #include "peerbloom/squid_store_log.h"
@@ -159,10 +162,16 @@ bool Feed::Poll(LocalStore* store, int64_t now_ms) {
     return false;
   }
   for (const std::string& line : lines_) {
-    if (store_log_ != nullptr) {
-      ApplyStoreLogLine(line, store, now_ms);
-    } else {
-      ApplyLine(line, store, now_ms);
+    // A line is bytes from outside: one that makes parsing throw is malformed like any other,
+    // and the feed goes on with the next.
+    try {
+      if (store_log_ != nullptr) {
+        ApplyStoreLogLine(line, store, now_ms);
+      } else {
+        ApplyLine(line, store, now_ms);
+      }
+    } catch (const std::exception& e) {
+      Malformed(Status::Corruption("internal error: " + EscapeBytes(e.what())), now_ms);
     }
   }
   return more;

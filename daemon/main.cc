@@ -17,6 +17,7 @@
 #include "daemon/config.h"
 #include "daemon/curve_keys.h"
 #include "daemon/daemon.h"
+#include "peerbloom/escape.h"
 
 namespace {
 
@@ -163,7 +164,7 @@ int main(int argc, char** argv) {
     }
     return Run(config_path, check_only, foreground);
   } catch (const std::exception& e) {
-    return Fatal(std::string("unexpected error: ") + e.what());
+    return Fatal("unexpected error: " + peerbloom::EscapeBytes(e.what()));
   } catch (...) {
     return Fatal("unexpected error");
   }

@@ -1,9 +1,9 @@
 #include "peerbloom/feed.h"
 
+#include "peerbloom/escape.h"
+
 namespace peerbloom {
 namespace {
-
-constexpr size_t kQuoteLimit = 64;
 
 bool IsWs(char c) noexcept { return c == ' ' || c == '\t'; }
 bool IsAlpha(char c) noexcept { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -16,7 +16,9 @@ bool IsVisible(char c) noexcept {
   return u > 0x20 && u != 0x7f;
 }
 
-std::string Quote(std::string_view s) { return "'" + std::string(s.substr(0, kQuoteLimit)) + "'"; }
+// Lines come from outside: a quoted value is escaped so the message is valid UTF-8 with no
+// control bytes, fit for a log line or a JSON reply.
+std::string Quote(std::string_view s) { return QuoteBytes(s); }
 
 std::string_view Trim(std::string_view s) noexcept {
   if (!s.empty() && s.back() == '\r') s.remove_suffix(1);

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <utility>
 
+#include "peerbloom/escape.h"
+
 namespace peerbloom {
 namespace {
 
@@ -91,8 +93,7 @@ Status KeyBytesFromToken(KeyScheme scheme, std::string_view token, std::string* 
   }
   SquidKey key;
   if (!ParseSquidKeyHex(token, &key)) {
-    return Status::InvalidArgument("key '" + std::string(token.substr(0, 64)) +
-                                   "' is not 32 hex digits");
+    return Status::InvalidArgument("key " + QuoteBytes(token) + " is not 32 hex digits");
   }
   out->assign(reinterpret_cast<const char*>(key.data()), key.size());
   return Status::Ok();

@@ -3,6 +3,8 @@
 #include <array>
 #include <string>
 
+#include "peerbloom/escape.h"
+
 namespace peerbloom {
 namespace {
 
@@ -10,14 +12,13 @@ constexpr size_t kKeyFields = 5;    // time action dir_no file_no KEY
 constexpr size_t kLeftFields = 9;   // the key fields, then status date lastmod expires
 constexpr size_t kRightFields = 3;  // sizes method URL
 constexpr size_t kMinFields = kLeftFields + 1 + kRightFields;
-constexpr size_t kQuoteLimit = 64;  // bytes of a bad field quoted in a message
 
 bool IsSpace(char c) noexcept { return c == ' ' || c == '\t' || c == '\r'; }
 bool IsDigit(char c) noexcept { return c >= '0' && c <= '9'; }
 
-std::string Quote(std::string_view field) {
-  return "'" + std::string(field.substr(0, kQuoteLimit)) + "'";
-}
+// A bad field is quoted escaped (peerbloom/escape.h): store.log holds whatever bytes a client
+// sent, and the message goes to logs.
+std::string Quote(std::string_view field) { return QuoteBytes(field); }
 
 // Splits off up to `n` fields from the left of `rest`; returns how many it found and leaves
 // `rest` just after the last one.

@@ -5,10 +5,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <zmq.hpp>
 
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
+#include "daemon/snapshot.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -86,6 +88,69 @@ TEST_F(DaemonLoop, FeedLinesReachTheFilterAndWhoHas) {
   EXPECT_EQ(reply["stats"]["filter"]["items"], 3);
   EXPECT_EQ(reply["stats"]["feeds"][0]["adds"], 3);
   EXPECT_EQ(reply["stats"]["feeds"][0]["malformed"], 1);
+}
+
+TEST_F(DaemonLoop, FeedLinesThatAreNotUtf8AreBytesOrMalformedNeverFatal) {
+  // raw key scheme: a URL or key is bytes, so these add; an unknown command is malformed.
+  std::ofstream(dir_ + "/feed") << "+url http://a/caf\xe9\n"
+                                   "+ \xff\n"
+                                   "\xc3 junk\n"
+                                   "+url http://a/\xed\xa0\x80\n"
+                                   "-url http://a/caf\xe9\n"
+                                   "+url http://a/ok\n";
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  Turn(&d, 5);
+  std::string body;
+  json reply = Ask(&d, {{"op", "who-has"}}, "http://a/\xed\xa0\x80\nhttp://a/ok\n", &body);
+  EXPECT_EQ(body, "0\n0\n");
+  reply = Ask(&d, {{"op", "who-has"}, {"input", "key"}}, "\xff\n", &body);
+  EXPECT_EQ(body, "0\n");
+  reply = Ask(&d, {{"op", "stats"}}, "", &body);
+  const json& feed = reply["stats"]["feeds"][0];
+  EXPECT_EQ(feed["lines"], 6);
+  EXPECT_EQ(feed["adds"], 4);
+  EXPECT_EQ(feed["removes"], 1);
+  EXPECT_EQ(feed["malformed"], 1);
+  EXPECT_EQ(reply["stats"]["filter"]["items"], 3);
+  EXPECT_EQ(reply["stats"]["control"]["internal_errors"], 0);
+}
+
+// A clock that throws once when armed: an error escaping a turn of the loop.
+class ThrowingClock final : public Clock {
+ public:
+  int64_t NowMs() const override {
+    if (armed_) {
+      armed_ = false;
+      throw std::runtime_error("clock failed \xff");
+    }
+    return clock_.NowMs();
+  }
+  void Arm() { armed_ = true; }
+
+ private:
+  FakeClock clock_;
+  mutable bool armed_ = false;
+};
+
+TEST_F(DaemonLoop, AnErrorEscapingTheLoopStillWritesTheFinalSnapshot) {
+  ThrowingClock clock;
+  Daemon d(config_, &clock);
+  ASSERT_TRUE(d.Start().ok());
+  std::string body;
+  json reply = Ask(&d, {{"op", "add"}}, "http://a/1\nhttp://a/2\n", &body);
+  ASSERT_EQ(reply["applied"], 2) << reply.dump();
+  ASSERT_FALSE(std::filesystem::exists(d.snapshot_path())) << "no periodic snapshot yet";
+  clock.Arm();
+  volatile std::sig_atomic_t stop = 0, reload = 0;
+  const Status s = d.Run(&stop, &reload);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(s.message(),
+            R"(unexpected error in the event loop: clock failed \xff; final snapshot written)");
+  SnapshotState snap;
+  ASSERT_TRUE(ReadSnapshot(d.snapshot_path(), &snap).ok());
+  EXPECT_EQ(snap.items, 2u);
+  EXPECT_EQ(snap.adds, 2u);
 }
 
 TEST_F(DaemonLoop, SnapshotRestoresContentAndFeedPosition) {

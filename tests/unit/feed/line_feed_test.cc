@@ -77,8 +77,26 @@ TEST(FeedLine, MalformedLinesSayWhy) {
   EXPECT_EQ(Error(std::string("+ a\x01"
                               "b"),
                   KeyScheme::kRaw),
-            "argument 'a\x01"
-            "b' contains a control byte");
+            R"(argument 'a\x01b' contains a control byte)");
+}
+
+TEST(FeedLine, BytesThatAreNotUtf8AreQuotedEscaped) {
+  // squid-md5 keys must be hex: each of these is malformed, and the reason quotes it escaped.
+  EXPECT_EQ(Error("+ \xff"), R"(key '\xff' is not 32 hex digits)");
+  EXPECT_EQ(Error("- a\x80"
+                  "b"),
+            R"(key 'a\x80b' is not 32 hex digits)");
+  EXPECT_EQ(Error("+ \xc0\xaf"), R"(key '\xc0\xaf' is not 32 hex digits)");
+  EXPECT_EQ(Error("+ \xed\xa0\x80"), R"(key '\xed\xa0\x80' is not 32 hex digits)");
+  EXPECT_EQ(Error("+ caf\xc3\xa9"), "key 'caf\xc3\xa9' is not 32 hex digits");
+  EXPECT_EQ(Error("\xc3 x"),
+            R"(unknown command '\xc3' (expected '+', '-', '+url', '-url', a url or '#'))");
+  EXPECT_EQ(Error("http://a/\xff trailing\xfe"),
+            R"(unexpected text 'trailing\xfe' after url 'http://a/\xff')");
+  // A URL is bytes: one that is not UTF-8 is still a URL (Squid keys the raw bytes).
+  EXPECT_EQ(ParseOk("+url http://a/\xff").text, "http://a/\xff");
+  // A raw key is bytes too.
+  EXPECT_EQ(ParseOk("+ \xff", KeyScheme::kRaw).text, "\xff");
 }
 
 TEST(FeedLine, OverlongLineIsRefused) {

@@ -209,6 +209,27 @@ TEST(StoreLogLine, MalformedLinesSayWhy) {
             "sizes field '11' is not 'expected/real'");
 }
 
+TEST(StoreLogLine, BytesThatAreNotUtf8AreQuotedEscaped) {
+  EXPECT_EQ(Parse("\xff"
+                  "1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F 200 1 1 1 t 1/1 "
+                  "GET http://h/x")
+                .message(),
+            R"(timestamp '\xff1' is not a number)");
+  EXPECT_EQ(Parse("1 SWAPOUT 00 00000000 \xed\xa0\x80 200 1 1 1 t 1/1 GET http://h/x").message(),
+            R"(store key '\xed\xa0\x80' is not 32 hex digits)");
+  EXPECT_EQ(Parse("1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F 200 1 1 1 t "
+                  "1/1\x1b[2J GET http://h/x")
+                .message(),
+            R"(sizes field '1/1\x1b[2J' is not 'expected/real')");
+  // A URL that is not UTF-8 is data, not an error: Squid logs what it was asked for.
+  StoreLogEntry e;
+  ASSERT_TRUE(ParseStoreLogLine("1 SWAPOUT 00 00000000 1DCD286542CB5C0FEE897C41AB94173F 200 1 1 "
+                                "1 t 1/1 GET http://h/caf\xe9",
+                                &e)
+                  .ok());
+  EXPECT_EQ(e.url, "http://h/caf\xe9");
+}
+
 TEST(StoreLogLine, OverlongLineIsRefusedUnread) {
   std::string line(kSwapOut);
   line.append(kMaxStoreLogLineBytes - line.size(), 'a');
