@@ -55,7 +55,8 @@ check_addr() {
 dir_of() { echo "$ROOT/$1"; }
 service_of() { echo "pb${1//./d}"; }  # -n takes letters and digits only
 
-# Waits up to $2 seconds for command "$1" to succeed.
+# Waits up to $2 seconds for command "$1" to succeed. The budgets are generous: the test bed
+# runs beside parallel tests and builds, and a wait ends as soon as its command succeeds.
 wait_for() {
   local cmd="$1" deadline=$((SECONDS + $2))
   until eval "$cmd" >/dev/null 2>&1; do
@@ -137,7 +138,7 @@ start_origin() {
   # shellcheck disable=SC2086  # ORIGIN_LISTEN is a list
   python3 "$dir/origin.py" "$dir/origin.url" ${ORIGIN_LISTEN:-} >"$dir/logs/origin.log" 2>&1 &
   echo $! >"$dir/origin.pid"
-  wait_for "[[ -s '$dir/origin.url' ]] && curl -sf \$(cat '$dir/origin.url')/ping" 10 ||
+  wait_for "[[ -s '$dir/origin.url' ]] && curl -sf \$(cat '$dir/origin.url')/ping" 60 ||
     die "origin did not start (see $dir/logs/origin.log)"
 }
 
@@ -205,7 +206,7 @@ cmd_start() {
     die "squid -z failed (see $dir/logs/squid-z.log)"
   "$SQUID" -n "$svc" -f "$dir/squid.conf" >"$dir/logs/squid-start.log" 2>&1 ||
     die "squid did not start (see $dir/logs/squid-start.log, $dir/logs/cache.log)"
-  wait_for "curl -s -o /dev/null -x http://$addr:$PORT \$(cat '$dir/origin.url')/ready" 30 ||
+  wait_for "curl -s -o /dev/null -x http://$addr:$PORT \$(cat '$dir/origin.url')/ready" 60 ||
     die "squid on $addr:$PORT does not answer (see $dir/logs/cache.log)"
   trap - EXIT
   note "squid on $addr:$PORT, store.log $dir/logs/store.log, origin $(cat "$dir/origin.url")"

@@ -1,5 +1,7 @@
 // DigestFetcher against a local HTTP server on 127.0.0.1 (port picked by the OS). Loop
-// times are passed by hand; real time only bounds the HTTP requests.
+// times are passed by hand; real time only bounds the HTTP requests, with timeouts far above
+// what a loaded machine needs to serve 349 bytes over loopback, except in the test of the
+// timeout itself, where the stub never answers and the outcome cannot depend on load.
 #include "daemon/digest_fetcher.h"
 
 #include <arpa/inet.h>
@@ -30,7 +32,7 @@ std::string ReadFixture(const std::string& name) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-enum class Mode { kDigest, kExpired, kNoExpires, kError500, kGarbage, kSlow, kHuge };
+enum class Mode { kDigest, kExpired, kNoExpires, kError500, kGarbage, kSlow, kHuge, kHangUp };
 
 // A one-connection-at-a-time HTTP server on 127.0.0.1 (port picked by the OS) serving
 // store_digest_A.bin at the Squid digest path, or a misbehaviour.
@@ -104,11 +106,13 @@ class SquidStub {
         response = Response("200 OK", date, std::string(4096, '\0'));
         break;
       case Mode::kSlow: {
-        // Answers nothing until the client gives up and closes (or 10 s pass).
+        // Answers nothing until the client gives up and closes (or 60 s pass).
         pollfd p{fd, POLLIN, 0};
-        (void)poll(&p, 1, 10000);
+        (void)poll(&p, 1, 60000);
         return;
       }
+      case Mode::kHangUp:  // closes without a word
+        return;
     }
     (void)send(fd, response.data(), response.size(), MSG_NOSIGNAL);
   }
@@ -131,9 +135,9 @@ class SquidStub {
 DigestFetcherOptions TestOptions(int port) {
   DigestFetcherOptions o;
   o.sources = {DigestSource{"127.0.0.1", static_cast<uint16_t>(port)}};
-  o.connect_timeout_ms = 1000;
-  o.read_timeout_ms = 300;
-  o.total_timeout_ms = 2000;
+  o.connect_timeout_ms = 30000;
+  o.read_timeout_ms = 30000;
+  o.total_timeout_ms = 60000;
   o.min_refresh_ms = 1000;
   o.default_refresh_ms = 30000;
   o.max_refresh_ms = 100000;
@@ -145,14 +149,18 @@ DigestFetcherOptions TestOptions(int port) {
 
 constexpr int64_t kUnixNow = 784111777000;  // the stub's Date
 
+// One fetch cycle at loop time `now`: hand out due fetches, wait for them, collect.
+std::vector<DigestFetchResult> Cycle(DigestFetcher* fetcher, int64_t now) {
+  EXPECT_TRUE(fetcher->Poll(now, kUnixNow).empty());
+  EXPECT_TRUE(fetcher->WaitIdle(seconds(120)));
+  return fetcher->Poll(now, kUnixNow);
+}
+
 class FetcherTest : public ::testing::Test {
  protected:
   FetcherTest() : fetcher_(TestOptions(stub_.port())) {}
-  // One fetch cycle at loop time `now`: hand out due fetches, wait for them, collect.
   std::vector<DigestFetchResult> Cycle(int64_t now) {
-    EXPECT_TRUE(fetcher_.Poll(now, kUnixNow).empty());
-    EXPECT_TRUE(fetcher_.WaitIdle(seconds(10)));
-    return fetcher_.Poll(now, kUnixNow);
+    return ::peerbloom::daemon::Cycle(&fetcher_, now);
   }
   DigestSourceStats Stats(int64_t now) { return fetcher_.Stats(now).at(0); }
 
@@ -208,7 +216,7 @@ TEST_F(FetcherTest, FailuresBackOffExponentiallyAndRecover) {
   st = Stats(3000);
   EXPECT_EQ(st.last_error, "body exceeds the limit '1024' bytes");
   EXPECT_EQ(st.next_fetch_ms, 7000);
-  stub_.set_mode(Mode::kSlow);
+  stub_.set_mode(Mode::kHangUp);  // SlowSourceTimesOut covers a source that never answers
   EXPECT_TRUE(Cycle(7000).empty());
   st = Stats(7000);
   EXPECT_FALSE(st.last_error.empty());
@@ -229,6 +237,23 @@ TEST_F(FetcherTest, FailuresBackOffExponentiallyAndRecover) {
   st = Stats(41000);
   EXPECT_EQ(st.valid_for_ms, 1000);
   EXPECT_EQ(st.next_fetch_ms, 42000);
+}
+
+// A source that accepts the request and never answers fails the fetch after the read
+// timeout. The stub stays silent for 60 s, far past the 300 ms timeout: a loaded machine only
+// makes the failure come later, never turns it into a success.
+TEST(DigestFetcherTimeout, SlowSourceTimesOut) {
+  SquidStub stub;
+  stub.set_mode(Mode::kSlow);
+  DigestFetcherOptions o = TestOptions(stub.port());
+  o.read_timeout_ms = 300;
+  o.total_timeout_ms = 2000;
+  DigestFetcher fetcher(o);
+  EXPECT_TRUE(Cycle(&fetcher, 0).empty());
+  const DigestSourceStats st = fetcher.Stats(0).at(0);
+  EXPECT_FALSE(st.last_error.empty());
+  EXPECT_EQ(st.failures, 1u);
+  EXPECT_EQ(st.next_fetch_ms, 1000);  // initial_backoff_ms
 }
 
 TEST(HttpDate, ParsesImfFixdateOnly) {

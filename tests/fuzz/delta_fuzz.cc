@@ -10,6 +10,7 @@
 
 #include "peerbloom/summary.h"
 #include "tests/fuzz/reseal.h"
+#include "tests/fuzz/verdict.h"
 
 namespace {
 
@@ -47,15 +48,17 @@ void CheckApply(const SummaryDelta& d) {
   }
 }
 
-void Check(std::string_view bytes, const DecodeLimits& limits) {
+// Returns whether the bytes decode.
+bool Check(std::string_view bytes, const DecodeLimits& limits) {
   SummaryDelta d;
-  if (!peerbloom::DecodeDelta(bytes, limits, &d).ok()) return;
+  if (!peerbloom::DecodeDelta(bytes, limits, &d).ok()) return false;
   std::string again;
   Require(peerbloom::EncodeDelta(d, &again).ok());
   SummaryDelta back;
   Require(peerbloom::DecodeDelta(again, limits, &back).ok());
   Require(Same(d, back));
   CheckApply(d);
+  return true;
 }
 
 }  // namespace
@@ -66,7 +69,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_encoded_bytes = size_t{1} << 20;
   limits.max_delta_positions = size_t{1} << 16;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  Check(bytes, limits);
-  if (const auto sealed = peerbloom::fuzz::Resealed(bytes)) Check(*sealed, limits);
+  peerbloom::fuzz::ReportVerdict(Check(bytes, limits));
+  if (const auto sealed = peerbloom::fuzz::Resealed(bytes)) (void)Check(*sealed, limits);
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "peerbloom/squid_digest.h"
+#include "tests/fuzz/verdict.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
@@ -16,6 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       peerbloom::CacheDigest::ParseHeader(bytes, &header, limits);
   peerbloom::CacheDigest digest;
   const peerbloom::Status s = peerbloom::CacheDigest::Parse(bytes, &digest, limits);
+  peerbloom::fuzz::ReportVerdict(s.ok());
   if (!s.ok()) {
     if (s.message().empty()) std::abort();
     return 0;

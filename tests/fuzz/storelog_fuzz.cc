@@ -1,6 +1,8 @@
 // Fuzzes the store.log line parser and live-key bookkeeping, the generic feed line parser
 // and the live-key snapshot decoder: no input may crash them, the live set must stay equal
-// to adds minus removes, and a snapshot of it must decode back to the same size.
+// to adds minus removes, and a snapshot of it must decode back to the same size. The verdict
+// reported to the corpus replay is the store.log parser's: accepted when no non-empty line is
+// malformed (feed_lines.txt holds feed commands, not store.log lines, and names no verdict).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -9,6 +11,7 @@
 
 #include "peerbloom/feed.h"
 #include "peerbloom/squid_store_log_state.h"
+#include "tests/fuzz/verdict.h"
 
 namespace {
 
@@ -25,6 +28,7 @@ void CheckSnapshotRoundTrip(const peerbloom::StoreLogState& state) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   peerbloom::StoreLogState state;
+  bool every_line_parsed = true;  // the verdict: no non-empty line is a malformed store.log line
   size_t start = 0;
   while (start <= input.size()) {
     size_t end = input.find('\n', start);
@@ -32,9 +36,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string_view line = input.substr(start, end - start);
     peerbloom::SquidKey key;
     peerbloom::Status error;
-    if (state.ApplyLine(line, &key, &error) == peerbloom::StoreLogDecision::kMalformed &&
-        error.message().empty()) {
-      std::abort();
+    const peerbloom::StoreLogDecision decision = state.ApplyLine(line, &key, &error);
+    if (decision == peerbloom::StoreLogDecision::kMalformed) {
+      if (error.message().empty()) std::abort();
+      every_line_parsed &= line.empty();
     }
     peerbloom::FeedLine feed;
     for (auto scheme : {peerbloom::KeyScheme::kRaw, peerbloom::KeyScheme::kSquidMd5}) {
@@ -46,6 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     start = end + 1;
   }
+  peerbloom::fuzz::ReportVerdict(every_line_parsed);
   const peerbloom::StoreLogCounters& c = state.counters();
   if (state.live().size() != c.adds - c.removes) std::abort();
   CheckSnapshotRoundTrip(state);

@@ -11,6 +11,7 @@
 
 #include "peerbloom/summary.h"
 #include "tests/fuzz/reseal.h"
+#include "tests/fuzz/verdict.h"
 
 namespace {
 
@@ -28,9 +29,10 @@ bool Same(const Summary& a, const Summary& b) {
          a.estimated_items == b.estimated_items && a.filter == b.filter;
 }
 
-void Check(std::string_view bytes, const DecodeLimits& limits) {
+// Returns whether the bytes decode.
+bool Check(std::string_view bytes, const DecodeLimits& limits) {
   Summary s;
-  if (!peerbloom::DecodeSummary(bytes, limits, &s).ok()) return;
+  if (!peerbloom::DecodeSummary(bytes, limits, &s).ok()) return false;
   MessageHeader h;
   Require(peerbloom::PeekHeader(bytes, limits, &h).ok());
   for (std::optional<peerbloom::BodyEncoding> force :
@@ -41,6 +43,7 @@ void Check(std::string_view bytes, const DecodeLimits& limits) {
     Require(peerbloom::DecodeSummary(again, limits, &back).ok());
     Require(Same(s, back));
   }
+  return true;
 }
 
 }  // namespace
@@ -50,7 +53,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_log2_bits = 20;
   limits.max_encoded_bytes = size_t{1} << 20;
   const std::string_view bytes(reinterpret_cast<const char*>(data), size);
-  Check(bytes, limits);
-  if (const auto sealed = peerbloom::fuzz::Resealed(bytes)) Check(*sealed, limits);
+  peerbloom::fuzz::ReportVerdict(Check(bytes, limits));
+  if (const auto sealed = peerbloom::fuzz::Resealed(bytes)) (void)Check(*sealed, limits);
   return 0;
 }

@@ -10,6 +10,7 @@
 
 #include "peerbloom/gossip.h"
 #include "peerbloom/wire.h"
+#include "tests/fuzz/verdict.h"
 
 namespace {
 
@@ -39,7 +40,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   peerbloom::WireLimits limits;
   limits.max_entries = 256;
   peerbloom::WireFrame frame;
-  if (peerbloom::DecodeFrame(bytes, limits, &frame).ok()) {
+  const bool decoded = peerbloom::DecodeFrame(bytes, limits, &frame).ok();
+  peerbloom::fuzz::ReportVerdict(decoded);
+  if (decoded) {
     // A newer version's frame may set flags and append fields this reader skips.
     const bool newer = frame.header.version > peerbloom::kWireVersion;
     if (newer) frame.header.flags &= peerbloom::kWireKnownFlags;

@@ -11,8 +11,6 @@
 namespace peerbloom::testing {
 namespace {
 
-using std::chrono::milliseconds;
-
 // True when every node holds, for every other node, the summary version that node last
 // published.
 bool SummariesConverged(const std::vector<Node*>& nodes) {
@@ -78,7 +76,7 @@ TEST(Churn, NoFalseNegativesAfterTenThousandRandomChanges) {
       ASSERT_TRUE(add ? nodes[n]->Add(run) : nodes[n]->Remove(run));
     }
   }
-  ASSERT_TRUE(WaitFor([&] { return SummariesConverged(nodes); }, milliseconds(30000)))
+  ASSERT_TRUE(WaitFor([&] { return SummariesConverged(nodes); }, 2 * kWaitDeadline))
       << nodes[0]->Peers().dump(1);
 
   std::vector<std::string> present;

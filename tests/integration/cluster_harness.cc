@@ -1,7 +1,10 @@
 #include "tests/integration/cluster_harness.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -35,8 +38,25 @@ void WriteKeyPair(const std::string& path, std::string* pub) {
   *pub = public_key;
 }
 
-bool WaitForExit(pid_t pid, std::chrono::milliseconds timeout) {
-  return WaitFor([pid] { return ::waitpid(pid, nullptr, WNOHANG) == pid; }, timeout);
+// A socket bound to 127.0.0.1:port, not listening: while it is open no other process's
+// ephemeral bind or connect gets the port. SO_REUSEADDR lets it bind beside the previous run's
+// connections in TIME_WAIT; SOCK_CLOEXEC closes it in the child as it execs the next daemon,
+// which then binds the port (the window between the two is the daemon's start-up, not the
+// whole time the node was down). -1 when the port is taken already.
+int ReservePort(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  const int one = 1;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+      ::bind(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof(addr)) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
 }
 
 }  // namespace
@@ -62,6 +82,20 @@ Node::Node(std::string name, std::string dir, std::string key_file)
 
 Node::~Node() {
   if (pid_ > 0) Kill9();
+  if (reserved_port_fd_ >= 0) ::close(reserved_port_fd_);
+}
+
+bool Node::Exited() const {
+  siginfo_t info{};
+  return pid_ <= 0 ||
+         (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+          info.si_pid == pid_);
+}
+
+void Node::ReapAndReservePort() {
+  ::waitpid(pid_, nullptr, 0);
+  pid_ = -1;
+  if (port_ > 0 && reserved_port_fd_ < 0) reserved_port_fd_ = ReservePort(port_);
 }
 
 std::string Node::public_key() const {
@@ -78,6 +112,7 @@ std::string Node::log_tail() const {
 void Node::ResetSocket() {
   socket_ = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::req);
   socket_->set(zmq::sockopt::linger, 0);
+  // Call() polls for the answer; these only bound a receive or send that cannot block.
   socket_->set(zmq::sockopt::rcvtimeo, 5000);
   socket_->set(zmq::sockopt::sndtimeo, 5000);
   socket_->connect("ipc://" + dir_ + "/control.sock");
@@ -122,6 +157,10 @@ bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
   const std::string log_path = dir_ + "/stderr.log";
   const pid_t parent = ::getpid();
   pid_ = ::fork();
+  if (pid_ > 0 && reserved_port_fd_ >= 0) {
+    ::close(reserved_port_fd_);  // the child's copy closes as it execs the daemon
+    reserved_port_fd_ = -1;
+  }
   if (pid_ == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) std::_Exit(1);
@@ -139,12 +178,12 @@ bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
   std::string body;
   const bool up = WaitFor(
       [&] {
-        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return true;  // exited: give up
+        if (Exited()) return true;  // give up
         return Call({{"op", "ping"}}, "", &reply, &body);
       },
-      std::chrono::seconds(15));
+      kCallTimeout);
   if (!up || !reply.contains("endpoint")) {
-    pid_ = -1;
+    Kill9();
     return false;
   }
   endpoint_ = reply["endpoint"].get<std::string>();
@@ -155,16 +194,16 @@ bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
 void Node::Kill9() {
   if (pid_ <= 0) return;
   ::kill(pid_, SIGKILL);
-  ::waitpid(pid_, nullptr, 0);
-  pid_ = -1;
+  ReapAndReservePort();
 }
 
 bool Node::Stop() {
   if (pid_ <= 0) return true;
   ::kill(pid_, SIGTERM);
-  const bool exited = WaitForExit(pid_, std::chrono::seconds(10));
-  if (!exited) Kill9();
-  pid_ = -1;
+  // The final snapshot is written with fsyncs, slow on a busy disk: a minute before SIGKILL.
+  const bool exited = WaitFor([this] { return Exited(); }, kCallTimeout);
+  if (!exited) ::kill(pid_, SIGKILL);
+  ReapAndReservePort();
   return exited;
 }
 
@@ -177,8 +216,17 @@ bool Node::Call(const json& request, const std::string& body, json* reply, std::
                                  body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore)
                           .has_value() &&
                       (body.empty() || socket_->send(zmq::buffer(body)).has_value());
+    // Wait for the answer while the daemon runs: a slow answer is not a missing one.
+    const auto deadline = std::chrono::steady_clock::now() + kCallTimeout;
+    bool ready = false;
+    while (sent && !ready) {
+      zmq::pollitem_t item{socket_->handle(), 0, ZMQ_POLLIN, 0};
+      zmq::poll(&item, 1, std::chrono::milliseconds(100));
+      ready = (item.revents & ZMQ_POLLIN) != 0;
+      if (!ready && (Exited() || std::chrono::steady_clock::now() >= deadline)) break;
+    }
     zmq::message_t first;
-    if (!sent || !socket_->recv(first)) {
+    if (!ready || !socket_->recv(first)) {
       ResetSocket();
       if (error) *error = "no answer";
       return false;

@@ -1,7 +1,10 @@
 // Test harness: real peerbloomd processes on 127.0.0.1, each in its own data dir under one
 // temporary directory, with fresh CURVE keys. Every daemon binds port 0 and the harness reads
-// the port it got (`ping`), so no port is guessed. Waits poll with deadlines. Children die
-// with the test process (PR_SET_PDEATHSIG) and are killed on teardown.
+// the port it got (`ping`), so no port is guessed; while a node is down between runs its port
+// stays reserved, so that it comes back in place even with other tests running beside it.
+// Waits poll with deadlines of tens of seconds: a loaded machine may stall a process for
+// seconds, and only a daemon that died makes a wait give up early. Children die with the test
+// process (PR_SET_PDEATHSIG) and are killed on teardown.
 #ifndef PEERBLOOM_TESTS_INTEGRATION_CLUSTER_HARNESS_H_
 #define PEERBLOOM_TESTS_INTEGRATION_CLUSTER_HARNESS_H_
 
@@ -31,11 +34,14 @@ struct NodeOptions {
 
 class Node {
  public:
+  static constexpr std::chrono::seconds kCallTimeout{60};
+
   Node(std::string name, std::string dir, std::string key_file);
   ~Node();
 
-  // Writes the config with these seeds and starts the daemon, waiting until it answers.
-  // `listen` empty means port 0 (or the port of the previous run, to come back in place).
+  // Writes the config with these seeds and starts the daemon, waiting (up to a minute) until
+  // it answers. The first run listens on port 0, a later one on the port of the previous run,
+  // to come back in place.
   bool Start(const NodeOptions& options, const std::vector<Node*>& seeds);
   // Rewrites the config with these seeds and sends SIGHUP.
   bool Reload(const NodeOptions& options, const std::vector<Node*>& seeds);
@@ -44,6 +50,7 @@ class Node {
   bool running() const { return pid_ > 0; }
 
   // One control request. Returns false (and fills *error) on a transport problem or a refusal.
+  // Waits for the answer as long as the daemon runs, up to kCallTimeout.
   bool Call(const json& request, const std::string& body, json* reply, std::string* reply_body,
             std::string* error = nullptr);
   // Node ids that who-has lists for each key (one entry per key, in order).
@@ -65,6 +72,8 @@ class Node {
                                                  const std::vector<std::string>& keys);
   void ResetSocket();
   std::string WriteConfig(const NodeOptions& options, const std::vector<Node*>& seeds);
+  bool Exited() const;  // whether the daemon has exited (without reaping it)
+  void ReapAndReservePort();
 
   std::string name_;
   std::string dir_;
@@ -72,6 +81,7 @@ class Node {
   std::string endpoint_;
   int port_ = 0;
   pid_t pid_ = -1;
+  int reserved_port_fd_ = -1;  // holds port_ while the node is down; see ReapAndReservePort
   zmq::context_t context_{1};
   std::unique_ptr<zmq::socket_t> socket_;
 };
@@ -92,6 +102,11 @@ class Cluster {
   std::string dir_;
   std::vector<std::unique_ptr<Node>> nodes_;
 };
+
+// The deadline for a wait on real processes (gossip to spread, a daemon to notice something):
+// generous, because a loaded machine (ctest -j, builds beside it) may stall a process for
+// seconds. A wait returns as soon as its condition holds, so a long deadline costs nothing.
+inline constexpr std::chrono::seconds kWaitDeadline{30};
 
 // Polls `condition` every 20 ms until it holds or `timeout` passes. Returns the result of the
 // last evaluation.

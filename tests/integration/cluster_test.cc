@@ -1,5 +1,11 @@
 // A cluster of real daemons: dissemination, removal, membership through one seed, failure
-// detection and recovery.
+// detection and recovery. Real processes on a machine that may be loaded (ctest -j, builds
+// beside it): every wait polls with kWaitDeadline and only what happened is asserted; how
+// fast it happened is recorded (RecordProperty), never asserted. The latency bounds (a change
+// everywhere within two gossip intervals, a silent node dead within the failure timeout) are
+// asserted on the simulated network with a fake clock (tests/unit/gossip/gossip_cluster_test.cc).
+// "Not listed" is only asserted where it is exact: the holder's filter is empty, or the holder
+// is dead and dropped from who-has; a false positive cannot occur there.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,7 +36,7 @@ class ThreeNodes : public ::testing::Test {
           return SeesAlive(a_, "b") && SeesAlive(a_, "c") && SeesAlive(b_, "a") &&
                  SeesAlive(b_, "c") && SeesAlive(c_, "a") && SeesAlive(c_, "b");
         },
-        milliseconds(15000)))
+        kWaitDeadline))
         << "membership did not converge\n"
         << a_->log_tail();
   }
@@ -42,15 +48,16 @@ class ThreeNodes : public ::testing::Test {
   Node* c_ = nullptr;
 };
 
-TEST_F(ThreeNodes, AddAtOneNodeIsListedEverywhereWithinTwoGossipIntervals) {
+// The time it took is recorded (visible_after_ms; about two gossip intervals on a quiet
+// machine); GossipCluster.AddIsVisibleEverywhereWithinTwoIntervals asserts the bound.
+TEST_F(ThreeNodes, AddAtOneNodeIsListedEverywhere) {
   const std::string url = "http://example.com/added-at-a";
-  ASSERT_FALSE(Lists(b_, url, "a"));
+  ASSERT_FALSE(Lists(b_, url, "a")) << "a holds nothing yet: its summary is empty";
   ASSERT_TRUE(a_->Add({url}));
   EXPECT_TRUE(Lists(a_, url, "a")) << "the local node lists itself";
   const auto start = std::chrono::steady_clock::now();
-  // Two gossip intervals, plus a fixed allowance for process scheduling on a loaded machine.
-  const milliseconds budget(2 * options_.gossip_interval_ms + 400);
-  const bool seen = WaitFor([&] { return Lists(b_, url, "a") && Lists(c_, url, "a"); }, budget);
+  const bool seen =
+      WaitFor([&] { return Lists(b_, url, "a") && Lists(c_, url, "a"); }, kWaitDeadline);
   const auto took =
       std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - start);
   RecordProperty("visible_after_ms", static_cast<int>(took.count()));
@@ -60,32 +67,33 @@ TEST_F(ThreeNodes, AddAtOneNodeIsListedEverywhereWithinTwoGossipIntervals) {
 TEST_F(ThreeNodes, RemovedUrlIsNoLongerListed) {
   const std::string url = "http://example.com/removed";
   ASSERT_TRUE(b_->Add({url}));
-  ASSERT_TRUE(
-      WaitFor([&] { return Lists(a_, url, "b") && Lists(c_, url, "b"); }, milliseconds(5000)));
+  ASSERT_TRUE(WaitFor([&] { return Lists(a_, url, "b") && Lists(c_, url, "b"); }, kWaitDeadline));
   ASSERT_TRUE(b_->Remove({url}));
-  EXPECT_TRUE(
-      WaitFor([&] { return !Lists(a_, url, "b") && !Lists(c_, url, "b"); }, milliseconds(5000)));
+  // b held only this URL: its filter and summary are now empty, so "not listed" is exact.
+  EXPECT_EQ(b_->Stats()["filter"]["items"], 0);
+  EXPECT_TRUE(WaitFor([&] { return !Lists(a_, url, "b") && !Lists(c_, url, "b"); }, kWaitDeadline));
   EXPECT_FALSE(Lists(b_, url, "b"));
 }
 
 TEST_F(ThreeNodes, KilledNodeIsDroppedAndComesBackWithNewContent) {
   ASSERT_TRUE(b_->Add({"http://example.com/old"}));
-  ASSERT_TRUE(
-      WaitFor([&] { return Lists(a_, "http://example.com/old", "b"); }, milliseconds(5000)));
+  ASSERT_TRUE(WaitFor([&] { return Lists(a_, "http://example.com/old", "b"); }, kWaitDeadline));
   b_->Kill9();
   const auto killed = std::chrono::steady_clock::now();
-  const milliseconds budget(options_.failure_timeout_ms + 2 * options_.gossip_interval_ms + 1000);
+  // Dead nodes drop out of who-has: "not listed" is exact here. The time is recorded
+  // (dropped_after_ms; about failure_timeout on a quiet machine); the simulated
+  // GossipCluster.SilentNodeIsDeadWithinTimeoutAndComesBack asserts the bound.
   const bool dropped = WaitFor(
       [&] {
         return !Lists(a_, "http://example.com/old", "b") &&
                !Lists(c_, "http://example.com/old", "b") && !SeesAlive(a_, "b") &&
                !SeesAlive(c_, "b");
       },
-      budget);
-  RecordProperty("dropped_after_ms", static_cast<int>(std::chrono::duration_cast<milliseconds>(
-                                                          std::chrono::steady_clock::now() - killed)
-                                                          .count()));
-  EXPECT_TRUE(dropped) << "b still listed after " << budget.count() << " ms";
+      kWaitDeadline);
+  const auto took =
+      std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - killed);
+  RecordProperty("dropped_after_ms", static_cast<int>(took.count()));
+  EXPECT_TRUE(dropped) << "b still listed after " << took.count() << " ms";
 
   ASSERT_TRUE(b_->Start(options_, {a_})) << b_->log_tail();
   ASSERT_TRUE(b_->Add({"http://example.com/new"}));
@@ -94,7 +102,7 @@ TEST_F(ThreeNodes, KilledNodeIsDroppedAndComesBackWithNewContent) {
         return Lists(a_, "http://example.com/new", "b") &&
                Lists(c_, "http://example.com/new", "b") && SeesAlive(a_, "b") && SeesAlive(c_, "b");
       },
-      milliseconds(10000)))
+      kWaitDeadline))
       << a_->log_tail();
 }
 
@@ -103,7 +111,10 @@ TEST_F(ThreeNodes, StatsAndSummaryDescribeTheNode) {
   const json stats = a_->Stats();
   EXPECT_EQ(stats["node_id"], "a");
   EXPECT_EQ(stats["filter"]["items"], 2);
-  EXPECT_EQ(stats["gossip"]["members_alive"], 2);
+  // Liveness is timing: a stalled process may look dead for a moment (failure_timeout is
+  // 1.5 s here), so it is polled.
+  EXPECT_TRUE(WaitFor([&] { return a_->Stats()["gossip"]["members_alive"] == 2; }, kWaitDeadline))
+      << a_->Stats()["gossip"].dump();
   json reply;
   std::string body;
   ASSERT_TRUE(a_->Call({{"op", "summary"}, {"format", "bytes"}}, "", &reply, &body));
@@ -115,7 +126,7 @@ TEST_F(ThreeNodes, StatsAndSummaryDescribeTheNode) {
         return b_->Call({{"op", "summary"}, {"node", "a"}}, "", &reply, &body) &&
                reply["summary"]["estimated_items"] == 2;
       },
-      milliseconds(5000)));
+      kWaitDeadline));
   std::string error;
   EXPECT_FALSE(a_->Call({{"op", "summary"}, {"node", "nobody"}}, "", &reply, &body, &error));
   EXPECT_EQ(error, "no summary held for node 'nobody'");
@@ -140,11 +151,11 @@ TEST(Membership, FiveNodesEachKnowingOneSeedLearnEveryNode) {
         }
         return true;
       },
-      milliseconds(20000));
+      kWaitDeadline);
   EXPECT_TRUE(converged) << nodes[4]->Peers().dump(1);
   ASSERT_TRUE(nodes[4]->Add({"http://example.com/from-the-end"}));
   EXPECT_TRUE(WaitFor([&] { return Lists(nodes[0], "http://example.com/from-the-end", "n4"); },
-                      milliseconds(5000)));
+                      kWaitDeadline));
 }
 
 }  // namespace
@@ -160,10 +171,12 @@ TEST(Lifecycle, SighupReloadsTheSeedList) {
   Node* b = cluster.AddNode("b");
   ASSERT_TRUE(a->Start(options, {}));
   ASSERT_TRUE(b->Start(options, {}));
+  // A negative window: b has no way to learn of a before the reload, so no amount of load
+  // can make this fail; it only shows nothing else introduced them.
   ASSERT_FALSE(WaitFor([&] { return SeesAlive(b, "a"); }, milliseconds(600)))
       << "b knows a without a seed";
   ASSERT_TRUE(b->Reload(options, {a}));
-  EXPECT_TRUE(WaitFor([&] { return SeesAlive(b, "a") && SeesAlive(a, "b"); }, milliseconds(10000)));
+  EXPECT_TRUE(WaitFor([&] { return SeesAlive(b, "a") && SeesAlive(a, "b"); }, kWaitDeadline));
   EXPECT_EQ(b->Stats()["reloads"], 1);
 }
 
@@ -175,8 +188,7 @@ TEST(Lifecycle, CleanStopKeepsContentAcrossRestartInANewEpoch) {
   ASSERT_TRUE(a->Start(options, {}));
   ASSERT_TRUE(b->Start(options, {a}));
   ASSERT_TRUE(b->Add({"http://example.com/kept"}));
-  ASSERT_TRUE(
-      WaitFor([&] { return Lists(a, "http://example.com/kept", "b"); }, milliseconds(5000)));
+  ASSERT_TRUE(WaitFor([&] { return Lists(a, "http://example.com/kept", "b"); }, kWaitDeadline));
   const uint64_t old_epoch = b->Stats()["summary"]["epoch"];
   ASSERT_TRUE(b->Stop());
   ASSERT_TRUE(b->Start(options, {a})) << b->log_tail();
@@ -195,7 +207,7 @@ TEST(Lifecycle, CleanStopKeepsContentAcrossRestartInANewEpoch) {
         }
         return new_epoch && Lists(a, "http://example.com/kept", "b");
       },
-      milliseconds(10000)));
+      kWaitDeadline));
 }
 
 }  // namespace

@@ -7,8 +7,6 @@
 namespace peerbloom::testing {
 namespace {
 
-using std::chrono::milliseconds;
-
 class HostilePeer : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -55,7 +53,7 @@ TEST_F(HostilePeer, MalformedFrameIsRefusedByGossipAndCounted) {
   const uint64_t before = Counter("transport", "refused_by_gossip");
   s.send(zmq::str_buffer("this is not a peerbloom frame"));
   EXPECT_TRUE(WaitFor([&] { return Counter("transport", "refused_by_gossip") == before + 1; },
-                      milliseconds(5000)));
+                      kWaitDeadline));
   EXPECT_GE(Counter("gossip", "malformed_in"), 1u);
   EXPECT_TRUE(StillServes());
 }
@@ -65,12 +63,11 @@ TEST_F(HostilePeer, MultiFrameMessageIsDrainedAndCounted) {
   s.send(zmq::str_buffer("one"), zmq::send_flags::sndmore);
   s.send(zmq::str_buffer("two"), zmq::send_flags::sndmore);
   s.send(zmq::str_buffer("three"));
-  EXPECT_TRUE(
-      WaitFor([&] { return Counter("transport", "refused_frames") == 1; }, milliseconds(5000)));
+  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "refused_frames") == 1; }, kWaitDeadline));
   // The next message starts at a boundary again: it reaches the gossip engine whole.
   s.send(zmq::str_buffer("garbage after the drain"));
   EXPECT_TRUE(
-      WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; }, milliseconds(5000)));
+      WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; }, kWaitDeadline));
   EXPECT_EQ(Counter("transport", "refused_frames"), 1u);
   EXPECT_TRUE(StillServes());
 }
@@ -79,12 +76,12 @@ TEST_F(HostilePeer, OversizedFrameClosesTheLinkAndIsNeverDelivered) {
   zmq::socket_t s = Client(client_public_, client_secret_);
   s.send(zmq::str_buffer("small first"));
   ASSERT_TRUE(
-      WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; }, milliseconds(5000)));
+      WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; }, kWaitDeadline));
   const uint64_t disconnects = Counter("transport", "links_disconnected");
   const std::string big(static_cast<size_t>(options_.max_message_bytes) + 1, 'x');
   s.send(zmq::buffer(big));
   EXPECT_TRUE(WaitFor([&] { return Counter("transport", "links_disconnected") > disconnects; },
-                      milliseconds(5000)));
+                      kWaitDeadline));
   EXPECT_EQ(Counter("transport", "messages_in"), 1u) << "the oversized frame was delivered";
   EXPECT_TRUE(StillServes());
 }
@@ -95,7 +92,7 @@ TEST_F(HostilePeer, UnauthorizedCurveKeyIsDeniedAndCounted) {
   ASSERT_EQ(zmq_curve_keypair(pub, sec), 0);
   zmq::socket_t s = Client(pub, sec);
   s.send(zmq::str_buffer("knock knock"), zmq::send_flags::dontwait);
-  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "zap_denied") >= 1; }, milliseconds(5000)));
+  EXPECT_TRUE(WaitFor([&] { return Counter("transport", "zap_denied") >= 1; }, kWaitDeadline));
   EXPECT_EQ(Counter("transport", "messages_in"), 0u);
   EXPECT_TRUE(StillServes());
 }
@@ -106,7 +103,7 @@ TEST_F(HostilePeer, PlaintextClientCannotTalkToACurveServer) {
   s.connect(node_->endpoint());
   s.send(zmq::str_buffer("plaintext"), zmq::send_flags::dontwait);
   EXPECT_TRUE(
-      WaitFor([&] { return Counter("transport", "handshakes_failed") >= 1; }, milliseconds(5000)));
+      WaitFor([&] { return Counter("transport", "handshakes_failed") >= 1; }, kWaitDeadline));
   EXPECT_EQ(Counter("transport", "messages_in"), 0u);
   EXPECT_TRUE(StillServes());
 }

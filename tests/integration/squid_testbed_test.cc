@@ -92,7 +92,7 @@ TEST_F(SquidTestbed, StoreLogAndDigestDescribeTheCache) {
       expected.insert(encoder.SquidStoreKey(origin_ + "/o" + std::to_string(i) + ".html"));
   }
   // Squid writes store.log lines as it goes; poll until they are all there.
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
   std::set<SquidKey> live;
   while ((live = LiveKeysInStoreLog()) != expected && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -132,7 +132,7 @@ class SquidTestbedSmallCache : public SquidTestbed {
 // refuses some writes (SO_FAIL). The live set must end equal to the files on disk.
 TEST_F(SquidTestbedSmallCache, EvictionsAreReleasesOfLiveKeys) {
   ASSERT_EQ(Run("fill " + addr_ + " 60"), 0);
-  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  const auto deadline = Clock::now() + std::chrono::seconds(60);
   StoreLogCounters c;
   size_t live = 0, files = 0;
   do {

@@ -1,7 +1,8 @@
 // The fuzz targets' seed corpora (tests/fuzz/corpus/summary/, tests/fuzz/corpus/delta/):
 // valid messages of every body encoding plus truncated and corrupted ones. With
 // PEERBLOOM_WRITE_FUZZ_CORPUS=1 in the environment this test (re)writes them from the current
-// encoder; always, it checks that the committed valid-* seeds decode and trunc-* seeds do not.
+// encoder; always, it checks that the committed valid-* seeds decode and trunc-* and
+// corrupt-* seeds do not (the corpus replays check the same through the fuzz targets).
 #include <zstd.h>
 
 #include <gtest/gtest.h>
@@ -82,9 +83,12 @@ std::map<std::string, std::string> SummarySeeds() {
   return seeds;
 }
 
+// The summary the delta seeds apply to.
+Summary DeltaBase() { return MakeSummary(FilterWithFill(14, 1, 0.01, 4), 8); }
+
 std::map<std::string, std::string> DeltaSeeds() {
   std::map<std::string, std::string> seeds;
-  const Summary base = MakeSummary(FilterWithFill(14, 1, 0.01, 4), 8);
+  const Summary base = DeltaBase();
   seeds["valid-delta-few"] = EncodeDeltaBetween(base, 5, 1);
   seeds["valid-delta-many"] = EncodeDeltaBetween(base, 800, 2);
   seeds["valid-delta-empty"] = EncodeDeltaBetween(base, 0, 3);
@@ -92,7 +96,10 @@ std::map<std::string, std::string> DeltaSeeds() {
   const std::string many = seeds["valid-delta-many"];
   seeds["trunc-delta"] = many.substr(0, many.size() / 2);
   seeds["trunc-delta-body"] = testing_util::WithBody(many, testing_util::Body(many).substr(0, 100));
-  seeds["corrupt-delta-body"] = CorruptBody(many, 40);
+  // A changed position code behind a resealed checksum: a delta's positions carry no
+  // redundancy, so it decodes; ApplyDelta refuses it by its result digest. Named for neither
+  // verdict of the decoder (the corpus replay checks valid-, corrupt- and trunc- names).
+  seeds["resealed-delta-body"] = CorruptBody(many, 40);
   seeds["corrupt-delta-count"] = CorruptBody(many, 3);
   return seeds;
 }
@@ -130,7 +137,7 @@ void CheckCorpus(const fs::path& dir, Decode decode) {
       EXPECT_TRUE(decode(bytes).ok()) << name;
       ++valid;
     }
-    if (name.starts_with("trunc-")) {
+    if (name.starts_with("trunc-") || name.starts_with("corrupt-")) {
       EXPECT_FALSE(decode(bytes).ok()) << name;
     }
   }
@@ -151,6 +158,22 @@ TEST(FuzzCorpus, DeltaSeedsDecodeAsNamed) {
     SummaryDelta d;
     return DecodeDelta(bytes, DecodeLimits{}, &d);
   });
+}
+
+// The resealed body corruption gets past the decoder and is refused where deltas are
+// checked, on apply, leaving the base as it was; the valid delta it was made from applies.
+TEST(FuzzCorpus, ResealedDeltaBodyIsRefusedOnApply) {
+  const auto files = ReadCorpus(CorpusDir("delta"));
+  ASSERT_EQ(files.count("resealed-delta-body"), 1u);
+  const Summary base = DeltaBase();
+  SummaryDelta d;
+  ASSERT_TRUE(DecodeDelta(files.at("valid-delta-many"), DecodeLimits{}, &d).ok());
+  Summary applied = base;
+  EXPECT_TRUE(ApplyDelta(d, &applied).ok());
+  ASSERT_TRUE(DecodeDelta(files.at("resealed-delta-body"), DecodeLimits{}, &d).ok());
+  applied = base;
+  EXPECT_TRUE(ApplyDelta(d, &applied).IsCorruption());
+  EXPECT_TRUE(applied.filter == base.filter);
 }
 
 }  // namespace
