@@ -37,12 +37,13 @@ struct BuildArgs {
 int RunBuild(const GlobalOptions& g, const BuildArgs& a) {
   KeyScheme scheme;
   SipKey index_key;
-  Status s = ResolveKeying(g, a.keying, nullptr, &scheme, &index_key);
+  SquidUrlOptions squid_url;
+  Status s = ResolveKeying(g, a.keying, nullptr, &scheme, &index_key, &squid_url);
   if (!s.ok()) return Error(s);
   if (!IsValidNodeId(a.origin))
     return Error("--origin " + QuoteBytes(a.origin) + " is not a node id");
   const IndexHasher hasher(index_key);
-  KeyMaker maker(scheme, a.keying.keys);
+  KeyMaker maker(scheme, squid_url, a.keying.keys);
   LineInput input("build");
   s = input.Open(a.input);
   if (!s.ok()) return Error(s);
@@ -110,10 +111,11 @@ int RunQuery(const GlobalOptions& g, const QueryArgs& a) {
   if (!s.ok()) return Error(QuotePath(a.summary_path) + ": " + s.message());
   KeyScheme scheme;
   SipKey index_key;
-  s = ResolveKeying(g, a.keying, &summary.key_scheme, &scheme, &index_key);
+  SquidUrlOptions squid_url;
+  s = ResolveKeying(g, a.keying, &summary.key_scheme, &scheme, &index_key, &squid_url);
   if (!s.ok()) return Error(s);
   const IndexHasher hasher(index_key);
-  KeyMaker maker(scheme, a.keying.keys);
+  KeyMaker maker(scheme, squid_url, a.keying.keys);
   uint64_t present = 0;
   std::string out;
   auto test = [&](const std::string& item) {

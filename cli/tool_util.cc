@@ -56,14 +56,16 @@ void AddKeyingOptions(CLI::App* sub, KeyingArgs* a) {
 }
 
 Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeyScheme* fixed_scheme,
-                     KeyScheme* scheme, SipKey* index_key) {
+                     KeyScheme* scheme, SipKey* index_key, SquidUrlOptions* squid_url) {
   std::string secret = a.secret;
   *scheme = KeyScheme::kSquidMd5;
+  *squid_url = SquidUrlOptions();
   if (!g.config_path.empty()) {
     peerbloom::daemon::Config config;
     PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::LoadConfig(g.config_path, &config));
     if (secret.empty()) secret = config.cluster_secret;
     *scheme = config.key_scheme;
+    *squid_url = config.squid_url;
   }
   if (!a.key_scheme.empty()) {
     auto parsed = ParseKeyScheme(a.key_scheme);

@@ -44,14 +44,17 @@ struct KeyingArgs {
   bool keys = false;       // inputs are key tokens, not URLs
 };
 void AddKeyingOptions(CLI::App* sub, KeyingArgs* a);
-// Resolves scheme and index key. `fixed_scheme`, when set, wins (a summary's own scheme).
+// Resolves scheme, index key and how squid-md5 canonicalizes URLs (the config's
+// squid_uri_whitespace and squid_append_domain, else Squid's defaults). `fixed_scheme`, when
+// set, wins (a summary's own scheme).
 Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeyScheme* fixed_scheme,
-                     KeyScheme* scheme, SipKey* index_key);
+                     KeyScheme* scheme, SipKey* index_key, SquidUrlOptions* squid_url);
 
 // Turns input lines into key bytes under a scheme.
 class KeyMaker {
  public:
-  KeyMaker(KeyScheme scheme, bool keys) : encoder_(scheme), keys_(keys) {}
+  KeyMaker(KeyScheme scheme, const SquidUrlOptions& squid_url, bool keys)
+      : encoder_(scheme, squid_url), keys_(keys) {}
   // InvalidArgument for an empty line or a bad key token.
   Status Make(std::string_view line, std::string_view* key_bytes);
 

@@ -47,12 +47,16 @@ class Parser {
   Status Feeds(const toml::node& n);
   Status SquidDigests(const toml::node& n);
   Status Finish(const toml::table& root);
+  void NoteSquidUrlKey(const toml::node& n) {
+    if (squid_url_line_ == 0) squid_url_line_ = n.source().begin.line;
+  }
   std::map<std::string, Setter, std::less<>> Setters();
 
   std::string path_;
   Config* c_;
   uint32_t squid_feed_line_ = 0;    // line of a store.log feed's format, 0 when none
   uint32_t squid_digest_line_ = 0;  // line of the first [[squid_digest]], 0 when none
+  uint32_t squid_url_line_ = 0;     // line of the first squid_uri_* / append_domain key
 };
 
 Status Parser::String(const toml::node& n, std::string_view key, std::string* out) const {
@@ -287,6 +291,33 @@ std::map<std::string, Parser::Setter, std::less<>> Parser::Setters() {
          c->key_scheme = *scheme;
          return Status::Ok();
        }},
+      {"squid_uri_whitespace",
+       [this, c](const toml::node& n) {
+         std::string name;
+         PEERBLOOM_RETURN_IF_ERROR(String(n, "squid_uri_whitespace", &name));
+         auto policy = ParseUriWhitespace(name);
+         if (!policy) {
+           return Error(n,
+                        "'squid_uri_whitespace' must be 'strip', 'allow', 'encode', 'chop' or "
+                        "'deny', got '" +
+                            name + "'");
+         }
+         c->squid_url.uri_whitespace = *policy;
+         NoteSquidUrlKey(n);
+         return Status::Ok();
+       }},
+      {"squid_append_domain",
+       [this, c](const toml::node& n) {
+         PEERBLOOM_RETURN_IF_ERROR(String(n, "squid_append_domain", &c->squid_url.append_domain));
+         if (!ValidateSquidUrlOptions(c->squid_url).ok()) {
+           return Error(n,
+                        "'squid_append_domain' must be a '.' followed by at most 253 letters, "
+                        "digits, '-', '.' or '_', got '" +
+                            c->squid_url.append_domain + "'");
+         }
+         NoteSquidUrlKey(n);
+         return Status::Ok();
+       }},
       {"capacity",
        [this, c](const toml::node& n) {
          int64_t v = 0;
@@ -429,6 +460,10 @@ Status Parser::Finish(const toml::table& root) {
   }
   if (squid_digest_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
     return At(squid_digest_line_, "'squid_digest' needs key_scheme = 'squid-md5'");
+  }
+  if (squid_url_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
+    return At(squid_url_line_,
+              "'squid_uri_whitespace' and 'squid_append_domain' need key_scheme = 'squid-md5'");
   }
   if (c_->squid_digest_max_refresh_ms < c_->squid_digest_min_refresh_ms) {
     return At(root.contains("squid_digest_max_refresh")

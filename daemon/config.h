@@ -17,6 +17,7 @@
 #include "peerbloom/gossip.h"
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/params.h"
+#include "peerbloom/squid_url.h"
 #include "peerbloom/status.h"
 
 namespace peerbloom::daemon {
@@ -63,6 +64,10 @@ struct Config {
   std::string cluster_secret;
   // Default: kSquidMd5.
   KeyScheme key_scheme = KeyScheme::kSquidMd5;
+  // Default: Squid's defaults (uri_whitespace strip, no append_domain). The squid.conf
+  // settings URLs are canonicalized with under squid-md5: keys `squid_uri_whitespace` and
+  // `squid_append_domain`, which need key_scheme = "squid-md5".
+  SquidUrlOptions squid_url;
 
   // Default: 1000000. Keys the counting filter is sized for.
   uint64_t capacity = 1000000;

@@ -159,6 +159,7 @@ Status Daemon::Start() {
   so.capacity = config_.capacity;
   so.target_fpr = config_.target_fpr;
   so.key_scheme = config_.key_scheme;
+  so.squid_url = config_.squid_url;
   so.cluster_secret = config_.cluster_secret;
   PEERBLOOM_RETURN_IF_ERROR(LocalStore::Create(so, &store_));
   for (const FeedConfig& fc : config_.feeds) {

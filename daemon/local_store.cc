@@ -19,7 +19,7 @@ LocalStore::LocalStore(const LocalStoreOptions& options,
                        std::unique_ptr<CountingBloomFilter> filter)
     : options_(options),
       hasher_(DeriveIndexKey(options.cluster_secret)),
-      encoder_(options.key_scheme),
+      encoder_(options.key_scheme, options.squid_url),
       filter_(std::move(filter)) {}
 
 void LocalStore::StartSummaries(uint64_t epoch) {

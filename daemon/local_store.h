@@ -25,6 +25,7 @@ struct LocalStoreOptions {
   uint64_t capacity = 1000000;
   double target_fpr = 0.01;
   KeyScheme key_scheme = KeyScheme::kSquidMd5;
+  SquidUrlOptions squid_url;  // how squid-md5 canonicalizes URLs
   std::string cluster_secret;
 };
 

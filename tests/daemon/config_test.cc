@@ -170,6 +170,36 @@ TEST(Config, SquidDigestErrorsNameTheLine) {
             "t.toml:4: 'squid_digest' must be an array of tables ([[squid_digest]])");
 }
 
+TEST(Config, SquidUrlSettings) {
+  Config d;
+  ASSERT_TRUE(Parse(kMinimal, &d).ok());
+  EXPECT_EQ(d.squid_url.uri_whitespace, UriWhitespace::kStrip);
+  EXPECT_EQ(d.squid_url.append_domain, "");
+  Config c;
+  const std::string text = std::string(kMinimal) +
+                           "squid_uri_whitespace = \"encode\"\n"
+                           "squid_append_domain = \".example.com\"\n";
+  ASSERT_TRUE(Parse(text, &c).ok()) << ErrorOf(text);
+  EXPECT_EQ(c.squid_url.uri_whitespace, UriWhitespace::kEncode);
+  EXPECT_EQ(c.squid_url.append_domain, ".example.com");
+}
+
+TEST(Config, SquidUrlSettingErrors) {
+  const std::string head = kMinimal;
+  EXPECT_EQ(ErrorOf(head + "squid_uri_whitespace = \"Strip\"\n"),
+            "t.toml:4: 'squid_uri_whitespace' must be 'strip', 'allow', 'encode', 'chop' or "
+            "'deny', got 'Strip'");
+  EXPECT_EQ(ErrorOf(head + "squid_append_domain = \"example.com\"\n"),
+            "t.toml:4: 'squid_append_domain' must be a '.' followed by at most 253 letters, "
+            "digits, '-', '.' or '_', got 'example.com'");
+  EXPECT_EQ(ErrorOf(head + "key_scheme = \"raw\"\nsquid_append_domain = \".lab\"\n"),
+            "t.toml:5: 'squid_uri_whitespace' and 'squid_append_domain' need key_scheme = "
+            "'squid-md5'");
+  EXPECT_EQ(ErrorOf(head + "squid_uri_whitespace = \"chop\"\nkey_scheme = \"raw\"\n"),
+            "t.toml:4: 'squid_uri_whitespace' and 'squid_append_domain' need key_scheme = "
+            "'squid-md5'");
+}
+
 TEST(Config, TomlSyntaxErrorsKeepTheirLine) {
   const std::string message = ErrorOf("node_id = \"a\"\nlisten = \n");
   EXPECT_EQ(message.rfind("t.toml:2: ", 0), 0u) << message;

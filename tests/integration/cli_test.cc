@@ -125,6 +125,43 @@ TEST(Cli, WhoHasExitCodesAgainstADaemon) {
   EXPECT_EQ(r.out, "removed 0\npeerbloom: warning: 1 not in the filter, not removed\n");
 }
 
+// Under squid-md5, add, who-has and remove key a URL by Squid's canonical form of it: the
+// spellings below are one object to Squid, so they are one key here.
+TEST(Cli, SquidMd5UrlsAreCanonicalizedByTheDaemon) {
+  Cluster cluster;
+  Node* node = cluster.AddNode("solo");
+  NodeOptions options;
+  options.key_scheme = "squid-md5";
+  ASSERT_TRUE(node->Start(options, {}));
+  const std::string control = "--control ipc://" + cluster.dir() + "/solo/control.sock ";
+  Result r = Cli(control + "add HTTP://Alpha.LAB:80/t/x");
+  ASSERT_EQ(r.out, "added 1\n");
+  r = Cli(control + "who-has http://alpha.lab/t/x");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("http://alpha.lab/t/x: solo (local, ", 0), 0u) << r.out;
+  r = Cli(control + "remove http://user@alpha.lab.:0080/t/x");
+  EXPECT_EQ(r.out, "removed 1\n");
+  // The filter held that one key and is empty again: exact, not a Bloom guess.
+  r = Cli(control + "who-has http://alpha.lab/t/x");
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+}
+
+TEST(Cli, OfflineToolsCanonicalizeWithTheConfigsSquidSettings) {
+  Cluster scratch;  // only for its temporary directory
+  const std::string dir = scratch.dir();
+  std::ofstream(dir + "/node.toml") << "node_id = \"a\"\nlisten = \"tcp://127.0.0.1:0\"\n"
+                                       "data_dir = \""
+                                    << dir << "/data\"\ncluster_secret = \"k\"\n"
+                                    << "squid_append_domain = \".example\"\n";
+  std::ofstream(dir + "/urls.txt") << "HTTP://E:80/1\nhttp://e.example/2\n";
+  const std::string config = "--config " + dir + "/node.toml ";
+  Result r = Cli(config + "build -i " + dir + "/urls.txt -o " + dir + "/s.summary");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  r = Cli(config + "query -s " + dir + "/s.summary http://e.example/1 http://E/2");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "http://e.example/1: maybe\nhttp://E/2: maybe\n");
+}
+
 }  // namespace
 }  // namespace peerbloom::testing
 

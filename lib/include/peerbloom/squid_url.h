@@ -22,7 +22,7 @@
 //  - path, query and fragment: byte for byte (escapes keep their case, raw UTF-8 stays raw),
 //    cut at CR; "/" when empty, also when '?' or '#' follows the host directly; whitespace
 //    (SP or HT present) handled by `uri_whitespace`
-//  - `urn:NID:rest` is rebuilt as is; `authority_form` as host:port
+//  - `urn:NID:rest` is kept as is after a lower-case "urn:"
 //
 // Gopher is an unknown scheme, as in Debian's build of 5.7, which removed Gopher support
 // (upstream 5.7 knows it, with default port 70).

@@ -113,6 +113,14 @@ TEST(FeedLine, KeyBytesFollowTheScheme) {
   ASSERT_TRUE(FeedLineKeyBytes(ParseOk("+url http://h/a"), &md5, &bytes).ok());
   const SquidKey expected = md5.SquidStoreKey("http://h/a");
   EXPECT_EQ(bytes, std::string(reinterpret_cast<const char*>(expected.data()), 16));
+  // A URL is keyed by Squid's canonical form of it (docs/squid.md, "Canonical URLs").
+  std::string spelled;
+  ASSERT_TRUE(FeedLineKeyBytes(ParseOk("-url HTTP://H:80/a"), &md5, &spelled).ok());
+  EXPECT_EQ(spelled, bytes);
+  KeyEncoder md5_domain(KeyScheme::kSquidMd5, SquidUrlOptions{UriWhitespace::kStrip, ".lab"});
+  ASSERT_TRUE(FeedLineKeyBytes(ParseOk("http://h/a"), &md5_domain, &spelled).ok());
+  const SquidKey completed = md5.SquidStoreKey("http://h.lab/a");
+  EXPECT_EQ(spelled, std::string(reinterpret_cast<const char*>(completed.data()), 16));
   const std::string remove = "- " + SquidKeyHex(expected);
   ASSERT_TRUE(FeedLineKeyBytes(ParseOk(remove), &md5, &bytes).ok());
   EXPECT_EQ(bytes, std::string(reinterpret_cast<const char*>(expected.data()), 16));

@@ -293,6 +293,25 @@ TEST(CanonicalSquidUrl, RefusesWhatSquidRefuses) {
             "url of '8188' bytes is longer than the '8187' squid accepts");
 }
 
+// The control-byte scan works 16 and 8 bytes at a time, then byte by byte: a byte that must
+// be refused (or a space that must be stripped) is found at every offset.
+TEST(CanonicalSquidUrl, EveryOffsetIsScanned) {
+  const std::string url = "http://alpha.lab/" + std::string(40, 'p');
+  for (size_t i = 17; i < url.size(); ++i) {
+    std::string bad = url;
+    bad[i] = '\x01';
+    EXPECT_EQ(Refusal(bad), "control byte '0x01' in url") << i;
+    bad[i] = '\x7f';
+    EXPECT_EQ(Refusal(bad), "control byte '0x7f' in url") << i;
+    bad[i] = static_cast<char>(0x80);  // not a control byte
+    EXPECT_EQ(Canonical(bad), bad) << i;
+    if (i + 1 < url.size()) {
+      bad[i] = ' ';
+      EXPECT_EQ(Canonical(bad), url.substr(0, i) + url.substr(i + 1)) << i;
+    }
+  }
+}
+
 TEST(CanonicalSquidUrl, OutputStringIsReplacedNotAppended) {
   std::string out = "junk";
   ASSERT_TRUE(CanonicalSquidUrl("HTTP://A/", {}, &out).ok());
