@@ -49,6 +49,8 @@ const std::vector<Command>& Commands() {
       {"peers", "the members the local daemon knows, alive or dead", SetUpPeers},
       {"summary", "describe or save a summary the daemon holds (its own or a peer's)",
        SetUpSummary},
+      {"rebuild", "rebuild a store.log feed's live set from what Squid's cache_dirs hold",
+       SetUpRebuild},
       {"calc", "Bloom filter sizing: bits and k for items and fpr, and the reverse", SetUpCalc},
       {"build", "build a summary file from a file of URLs or keys", SetUpBuild},
       {"query", "test URLs against a summary file", SetUpQuery},

@@ -55,6 +55,7 @@ Runner SetUpAdd(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpRemove(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpStats(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpPeers(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpRebuild(CLI::App* sub, const GlobalOptions* g);
 Runner SetUpSummary(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpCalc(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpBuild(CLI::App* sub, const GlobalOptions* global);

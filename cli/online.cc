@@ -322,6 +322,19 @@ Runner SetUpPeers(CLI::App* sub, const GlobalOptions* g) {
   return [g] { return RunPeers(*g); };
 }
 
+Runner SetUpRebuild(CLI::App* sub, const GlobalOptions* g) {
+  auto feed = std::make_shared<std::string>();
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  sub->add_option("--feed", *feed, "the store.log feed's path (default: the only one)");
+  sub->add_option("cache_dirs", *dirs, "Squid cache_dirs to read (default: the feed's)");
+  return [g, feed, dirs] {
+    json request = {{"op", "rebuild"}};
+    if (!feed->empty()) request["feed"] = *feed;
+    if (!dirs->empty()) request["cache_dirs"] = *dirs;
+    return RunSimple(*g, request, "feed");
+  };
+}
+
 Runner SetUpSummary(CLI::App* sub, const GlobalOptions* g) {
   auto node = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();

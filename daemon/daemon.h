@@ -95,6 +95,7 @@ class Daemon {
                 std::string* reply_body);
   Status Change(bool add, const nlohmann::json& request, std::string_view body,
                 nlohmann::json* reply);
+  Status RebuildOp(const nlohmann::json& request, nlohmann::json* reply);
   Status SummaryOp(const nlohmann::json& request, nlohmann::json* reply, std::string* reply_body);
   nlohmann::json Stats(int64_t now) const;
   nlohmann::json PeersJson(int64_t now) const;

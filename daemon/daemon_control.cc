@@ -69,11 +69,36 @@ Status Daemon::HandleControl(const nlohmann::json& request, std::string_view bod
       return Status::Ok();
     }
     if (op == "snapshot") return WriteSnapshotNow();
+    if (op == "rebuild") return RebuildOp(request, reply);
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(std::string("bad request field: ") + e.what());
   }
-  return Status::InvalidArgument("unknown op " + QuoteBytes(op) +
-                                 " (who-has, add, remove, stats, peers, summary, ping, snapshot)");
+  return Status::InvalidArgument(
+      "unknown op " + QuoteBytes(op) +
+      " (who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild)");
+}
+
+// {"op":"rebuild","feed":PATH,"cache_dirs":[...]}: both optional when one store.log feed
+// has cache_dirs configured. Starts the read; `stats` shows when it is done.
+Status Daemon::RebuildOp(const nlohmann::json& request, nlohmann::json* reply) {
+  const std::string path = request.value("feed", std::string());
+  std::vector<std::string> dirs = request.value("cache_dirs", std::vector<std::string>());
+  Feed* chosen = nullptr;
+  for (auto& feed : feeds_) {
+    if (feed->store_log() == nullptr || (!path.empty() && feed->config().path != path)) continue;
+    if (chosen != nullptr) {
+      return Status::InvalidArgument("more than one squid-store-log feed: name one with 'feed'");
+    }
+    chosen = feed.get();
+  }
+  if (chosen == nullptr) {
+    return Status::InvalidArgument(path.empty() ? std::string("no squid-store-log feed")
+                                                : "no squid-store-log feed " + QuoteBytes(path));
+  }
+  PEERBLOOM_RETURN_IF_ERROR(
+      chosen->StartRebuild(std::move(dirs), "rebuild request", clock_->NowMs()));
+  (*reply)["feed"] = chosen->config().path;
+  return Status::Ok();
 }
 
 Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nlohmann::json* reply,
