@@ -8,14 +8,21 @@ ifeq ($(PEERBLOOM_WERROR),1)
 CMAKE_FLAGS += -DPEERBLOOM_WERROR=ON
 endif
 
-.PHONY: all deps configure build test demo bench fuzz format clean
+.PHONY: all deps demo-deps configure demo-configure build test demo bench fuzz format clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh --with-squid
 
+# The demo needs no Squid: it installs only the build packages.
+demo-deps:
+	@bash scripts/install-deps.sh
+
 configure: deps
+	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
+
+demo-configure: demo-deps
 	@cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS) >/dev/null
 
 build: configure
@@ -24,7 +31,7 @@ build: configure
 test: build
 	@cd $(BUILD_DIR) && ctest --output-on-failure -j$(JOBS) --timeout 600
 
-demo: configure
+demo: demo-configure
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target peerbloomd peerbloom_cli
 	@bash scripts/demo.sh $(BUILD_DIR)
 

@@ -24,7 +24,8 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 
-echo "install-deps: installing ${missing[*]}"
+log="${PEERBLOOM_APT_LOG:-/tmp/peerbloom-apt.log}"
+echo "install-deps: installing ${missing[*]} (apt output in $log)"
 sudo_cmd=()
 if [[ $(id -u) -ne 0 ]]; then
   sudo_cmd=(sudo)
@@ -50,5 +51,9 @@ trap restore_policy EXIT
 printf '#!/bin/sh\nexit 101\n' | "${sudo_cmd[@]}" tee "$policy" >/dev/null
 "${sudo_cmd[@]}" chmod 755 "$policy"
 
-"${sudo_cmd[@]}" apt-get update -qq
-"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if ! { "${sudo_cmd[@]}" apt-get update -qq &&
+  "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  echo "install-deps: error: apt-get failed; the end of $log:" >&2
+  tail -n 20 "$log" >&2
+  exit 1
+fi
