@@ -1,6 +1,8 @@
 // Fuzzes the cache-file swap metadata parser and the swap.state header, record and replay
 // code: no input may crash them, a parsed metadata's views and lengths stay inside the
-// input, and a replay never returns more keys than it applied ADD records.
+// input, and a replay never returns more keys than it applied ADD records. The verdict
+// reported to the corpus replay: accepted when either reading (cache-file metadata or a
+// swap.state header) accepts the bytes.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -8,6 +10,7 @@
 
 #include "peerbloom/squid_cache_dir.h"
 #include "peerbloom/squid_swap_meta.h"
+#include "tests/fuzz/verdict.h"
 
 namespace {
 
@@ -21,7 +24,8 @@ bool Inside(std::string_view part, std::string_view whole) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   peerbloom::SwapMeta meta;
-  if (peerbloom::ParseSquidSwapMeta(input, &meta).ok()) {
+  const bool meta_ok = peerbloom::ParseSquidSwapMeta(input, &meta).ok();
+  if (meta_ok) {
     if (meta.header_bytes > input.size() || !Inside(meta.url, input) ||
         !Inside(meta.vary_headers, input)) {
       std::abort();
@@ -29,7 +33,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // The same bytes as a swap.state: a header, then whole records.
   peerbloom::SwapStateReplay replay;
-  if (replay.Begin(input).ok()) {
+  const bool state_ok = replay.Begin(input).ok();
+  peerbloom::fuzz::ReportVerdict(meta_ok || state_ok);
+  if (state_ok) {
     size_t at = peerbloom::kSwapStateRecordBytes;
     for (; at + peerbloom::kSwapStateRecordBytes <= input.size();
          at += peerbloom::kSwapStateRecordBytes) {
