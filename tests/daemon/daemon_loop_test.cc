@@ -12,6 +12,8 @@
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/snapshot.h"
+#include "peerbloom/squid_store_log.h"
+#include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -278,6 +280,37 @@ TEST_F(StoreLogRotation, RotationWhileStoppedLosesNoLine) {
   EXPECT_EQ(feed["lag_bytes"], 0);
   EXPECT_EQ(feed["store_log"]["live_keys"], 4);  // 3, 4, 5 and 6
   EXPECT_EQ(stats["filter"]["items"], 4);
+}
+
+// The node's own published summary holds every live key after a restart that restored a
+// snapshot and then read many lines (the summary, not the counting filter, is what peers get).
+TEST_F(StoreLogRotation, PublishedSummaryHoldsEveryLiveKeyAfterRestart) {
+  std::string text;
+  for (int n = 1; n <= 300; ++n) text += StoreLogLine("SWAPOUT", n);
+  Write(log_, text);
+  RunAndStop();
+  text.clear();
+  for (int n = 301; n <= 500; ++n) text += StoreLogLine("SWAPOUT", n);
+  for (int n = 1; n <= 50; ++n) text += StoreLogLine("RELEASE", n);
+  Write(log_, text);
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  Turn(&d, 40);
+  std::string body;
+  const json reply = Ask(&d, {{"op", "summary"}, {"format", "bytes"}}, "", &body);
+  ASSERT_TRUE(reply["ok"].get<bool>()) << reply.dump();
+  Summary summary;
+  ASSERT_TRUE(DecodeSummary(body, DecodeLimits(), &summary).ok());
+  const IndexHasher hasher;
+  int missing = 0;
+  for (int n = 51; n <= 500; ++n) {
+    char key[33];
+    std::snprintf(key, sizeof(key), "%032X", n);
+    SquidKey k;
+    ASSERT_TRUE(ParseSquidKeyHex(key, &k));
+    missing += !summary.filter.MayContain(hasher.Hash(SquidKeyBytes(k)));
+  }
+  EXPECT_EQ(missing, 0) << reply.dump() << "\n" << FeedStats(&d).dump();
 }
 
 // The saved file was rotated and compressed while the daemon was down: the loss is counted

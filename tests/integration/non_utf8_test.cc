@@ -439,7 +439,7 @@ TEST_F(NonUtf8, EveryControlOperationThatTakesInputAnswersValidJson) {
   EXPECT_FALSE(node_->Call({{"op", "caf\xc3\xa9"}}, "", &reply, &body, &error));
   EXPECT_EQ(error,
             "unknown op 'caf\xc3\xa9' (who-has, add, remove, stats, peers, summary, ping, "
-            "snapshot)");
+            "snapshot, rebuild)");
   EXPECT_FALSE(node_->Call({{"op", "add"}, {"input", "\x1b[2J"}}, "x", &reply, &body, &error));
   EXPECT_EQ(error, R"('input' must be 'url' or 'key', got '\x1b[2J')");
   EXPECT_FALSE(
@@ -463,7 +463,7 @@ TEST_F(NonUtf8, RawControlFramesWithBytesThatAreNotUtf8) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {header(R"({"op":")", R"("})"),
          x.utf8 ? "unknown op '" + x.escaped +
-                      "' (who-has, add, remove, stats, peers, summary, ping, snapshot)"
+                      "' (who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild)"
                 : not_utf8},
         {header(R"({"op":"who-has","input":")", R"("})"),
          "'input' must be 'url' or 'key', got '" + x.escaped + "'"},
