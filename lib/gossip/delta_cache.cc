@@ -1,6 +1,6 @@
-// Recent deltas per origin: a neighbour that missed a few versions gets them, not a full
-// summary (megabytes at a million keys).
-#include "lib/gossip/engine.h"
+// Recent deltas per origin. Only a contiguous chain is useful: a requester at version v needs
+// every delta from v on, so a break in the chain makes everything before it dead weight.
+#include "lib/gossip/delta_cache.h"
 
 namespace peerbloom {
 
@@ -16,6 +16,11 @@ void DeltaCache::Add(uint64_t base, uint64_t version, std::string_view bytes, si
     bytes_ -= deltas_.front().bytes.size();
     deltas_.pop_front();
   }
+}
+
+void DeltaCache::Clear() {
+  deltas_.clear();
+  bytes_ = 0;
 }
 
 std::vector<const CachedDelta*> DeltaCache::From(uint64_t have, uint64_t current) const {

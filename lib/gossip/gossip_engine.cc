@@ -1,77 +1,99 @@
-// Public entry points of GossipEngine and the validation of its options.
-#include <string>
+// GossipEngine's public entry points, the composition of its parts, and the queries that
+// read across them (who-has, peers, summaries).
+#include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "lib/gossip/engine.h"
 #include "peerbloom/gossip.h"
 
 namespace peerbloom {
-namespace {
-
-Status NonPositive(std::string_view field, int64_t value) {
-  return Status::InvalidArgument("gossip option '" + std::string(field) +
-                                 "' must be positive, not '" + std::to_string(value) + "'");
-}
-
-int64_t EffectiveHeartbeat(const GossipOptions& o) {
-  return o.heartbeat_interval_ms > 0 ? o.heartbeat_interval_ms : o.failure_timeout_ms / 4;
-}
-
-}  // namespace
-
-Status ValidateGossipOptions(const GossipOptions& o) {
-  if (!IsValidNodeId(o.node_id)) {
-    return Status::InvalidArgument("invalid node id '" + o.node_id + "'");
-  }
-  if (!IsValidEndpoint(o.endpoint)) {
-    return Status::InvalidArgument("invalid advertised endpoint '" + o.endpoint + "'");
-  }
-  if (!IsValidPublicKey(o.public_key)) {
-    return Status::InvalidArgument("invalid public key of node '" + o.node_id + "'");
-  }
-  for (const Seed& s : o.seeds) {
-    if (!IsValidEndpoint(s.endpoint) || !IsValidPublicKey(s.public_key)) {
-      return Status::InvalidArgument("invalid seed '" + s.endpoint + "'");
-    }
-  }
-  if (o.gossip_interval_ms <= 0) return NonPositive("gossip_interval_ms", o.gossip_interval_ms);
-  if (o.failure_timeout_ms <= 0) return NonPositive("failure_timeout_ms", o.failure_timeout_ms);
-  if (o.anti_entropy_interval_ms <= 0) {
-    return NonPositive("anti_entropy_interval_ms", o.anti_entropy_interval_ms);
-  }
-  if (o.neighbour_shuffle_ms <= 0) {
-    return NonPositive("neighbour_shuffle_ms", o.neighbour_shuffle_ms);
-  }
-  if (o.forget_dead_after_ms < 0) {
-    return Status::InvalidArgument("gossip option 'forget_dead_after_ms' must not be negative");
-  }
-  const int64_t hb = EffectiveHeartbeat(o);
-  if (hb <= 0 || hb * 2 >= o.failure_timeout_ms) {
-    return Status::InvalidArgument("heartbeat interval '" + std::to_string(hb) +
-                                   "' must be positive and below half the failure timeout '" +
-                                   std::to_string(o.failure_timeout_ms) + "'");
-  }
-  if (o.max_members == 0 || o.max_members + 1 > o.wire_limits.max_entries) {
-    return Status::InvalidArgument("gossip option 'max_members' must be in [1, " +
-                                   std::to_string(o.wire_limits.max_entries - 1) + "]");
-  }
-  return Status::Ok();
-}
 
 GossipEngine::Impl::Impl(GossipOptions options)
-    : opt_(std::move(options)), heartbeat_interval_ms_(EffectiveHeartbeat(opt_)) {
-  // Distinct nodes given the same seed still choose differently.
-  const uint64_t id_mix =
-      SipHash64(1, 3, DeriveIndexKey("gossip rng"), opt_.node_id.data(), opt_.node_id.size());
-  rng_.seed(opt_.rng_seed ^ id_mix);
-  rank_key_ = DeriveIndexKey("link rank " + opt_.node_id);
-  own_.origin = opt_.node_id;
-  own_.key_scheme = opt_.key_scheme;
+    : opt_(std::move(options)),
+      heartbeat_interval_ms_(EffectiveHeartbeatMs(opt_)),
+      local_(opt_),
+      outbox_(opt_, local_, &stats_),
+      summaries_(opt_),
+      membership_(opt_, &stats_, [this](const std::string& id) { dissemination_.OnNewEpoch(id); }),
+      dissemination_(opt_, membership_, &local_, &summaries_, &outbox_, &stats_),
+      imports_(opt_, membership_, &summaries_, &outbox_, &stats_) {
   SetSeeds(opt_.seeds, 0);
 }
 
-GossipEngine::GossipEngine(GossipOptions options) : impl_(new Impl(std::move(options))) {}
-GossipEngine::~GossipEngine() { delete impl_; }
+void GossipEngine::Impl::SetSeeds(std::vector<Seed> seeds, int64_t now_ms) {
+  for (const std::string& endpoint : membership_.SetSeeds(std::move(seeds), now_ms)) {
+    outbox_.NoteDropped(endpoint);
+  }
+}
+
+void GossipEngine::Impl::WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
+                                std::vector<PeerMatch>* out) const {
+  std::vector<PeerIndex::Slot> slots;
+  summaries_.index().QueryKey(key_bytes, hash, &slots);
+  for (PeerIndex::Slot slot : slots) {
+    const Member* m = membership_.Find(summaries_.Owner(slot));
+    if (m == nullptr) {
+      const HeldImport* imp = imports_.FindBySlot(slot);
+      if (imp != nullptr && imports_.Live(*imp, now_ms)) {
+        out->push_back(PeerMatch{imp->id, imp->source_url, now_ms - imp->received_ms, true});
+      }
+      continue;
+    }
+    if (!membership_.Alive(*m, now_ms)) continue;
+    const int64_t received_ms = summaries_.Find(m->id)->received_ms;
+    out->push_back(PeerMatch{m->id, m->endpoint, now_ms - received_ms, false});
+  }
+}
+
+PeerInfo GossipEngine::Impl::MemberInfo(const Member& m, int64_t now_ms) const {
+  PeerInfo p;
+  p.node_id = m.id;
+  p.endpoint = m.endpoint;
+  p.public_key = m.public_key;
+  p.alive = membership_.Alive(m, now_ms);
+  p.chosen = membership_.Chosen(m);
+  p.neighbour = p.alive && membership_.IsLinked(m, now_ms);
+  p.epoch = m.epoch;
+  p.heartbeat = m.heartbeat;
+  p.last_heard_ms = m.last_heard_ms == kNeverMs ? 0 : m.last_heard_ms;
+  const HeldSummary* h = summaries_.Find(m.id);
+  if (h == nullptr) return p;
+  p.summary_epoch = h->held ? h->epoch : 0;
+  p.version = h->version;
+  p.estimated_items = h->estimated_items;
+  p.k = h->held ? summaries_.index().k(h->slot) : 0;
+  p.log2_bits = h->held ? summaries_.index().log2_bits(h->slot) : 0;
+  p.summary_received_ms = h->received_ms;
+  return p;
+}
+
+std::vector<PeerInfo> GossipEngine::Impl::Peers(int64_t now_ms) const {
+  std::vector<PeerInfo> out;
+  for (const auto& [id, m] : membership_.members()) out.push_back(MemberInfo(m, now_ms));
+  if (!imports_.empty()) {
+    imports_.AddPeers(now_ms, &out);
+    std::sort(out.begin(), out.end(),
+              [](const PeerInfo& a, const PeerInfo& b) { return a.node_id < b.node_id; });
+  }
+  return out;
+}
+
+Status GossipEngine::Impl::GetSummary(std::string_view node_id, Summary* out) const {
+  if (node_id == opt_.node_id) {
+    if (!local_.has_summary()) return Status::NotFound("no summary published yet");
+    *out = local_.summary();
+    return Status::Ok();
+  }
+  if (membership_.Find(node_id) == nullptr) {
+    return Status::NotFound("no summary of node '" + std::string(node_id) + "'");
+  }
+  return summaries_.Extract(node_id, out);
+}
+
+GossipEngine::GossipEngine(GossipOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+GossipEngine::~GossipEngine() = default;
 
 void GossipEngine::PublishFull(const Summary& summary, int64_t now_ms) {
   impl_->PublishFull(summary, now_ms);

@@ -1,12 +1,11 @@
-// Imported Squid Cache Digests (docs/gossip.md, "Imported digests"). A daemon fetches the
-// digest of a Squid node that runs no peerbloomd and gossips it, marked imported; every
-// daemon answers who-has for it with Squid's own hashing (MD5 store key words modulo the mask
-// bits), through a ForeignSummary slot of the PeerIndex.
+// Imported Squid Cache Digests. A daemon fetches the digest of a Squid node that runs no
+// peerbloomd and gossips it; every daemon answers who-has for it with Squid's own hashing
+// (MD5 store key words modulo the mask bits), through a ForeignSummary slot of the PeerIndex.
+#include "lib/gossip/imports.h"
+
 #include <algorithm>
 #include <memory>
 #include <utility>
-
-#include "lib/gossip/engine.h"
 
 namespace peerbloom {
 namespace {
@@ -31,28 +30,10 @@ class SquidDigestSummary : public ForeignSummary {
   CacheDigest digest_;
 };
 
-}  // namespace
-
-std::string ImportedNodeId(std::string_view source) {
-  return std::string(kImportedIdPrefix) + std::string(source);
-}
-
-bool GossipEngine::Impl::ImportLive(const Import& imp, int64_t now_ms) const {
-  if (imp.withdrawn || imp.slot == PeerIndex::kNoSlot || now_ms > imp.expires_ms) return false;
-  if (imp.importer == opt_.node_id) return true;
-  const Member* m = Find(imp.importer);
-  return m == nullptr || Alive(*m, now_ms);  // an importer not heard of yet is not dead
-}
-
-Status GossipEngine::Impl::ImportDigest(const DigestImport& in, int64_t now_ms) {
-  if (!started_) Start(now_ms);
-  if (opt_.key_scheme != KeyScheme::kSquidMd5) {
-    return Status::InvalidArgument("digest imports need key scheme 'squid-md5', not '" +
-                                   std::string(KeySchemeName(opt_.key_scheme)) + "'");
-  }
-  const std::string id = ImportedNodeId(in.source);
-  if (!IsValidNodeId(id))
+Status CheckImportRequest(const DigestImport& in, const std::string& id) {
+  if (!IsValidNodeId(id)) {
     return Status::InvalidArgument("invalid import source '" + in.source + "'");
+  }
   if (!IsValidEndpoint(in.source_url)) {
     return Status::InvalidArgument("invalid import url '" + in.source_url + "'");
   }
@@ -62,40 +43,76 @@ Status GossipEngine::Impl::ImportDigest(const DigestImport& in, int64_t now_ms) 
                                      "' bytes exceeds the import limit '" +
                                      std::to_string(kMaxImportedDigestBytes) + "'");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string ImportedNodeId(std::string_view source) {
+  return std::string(kImportedIdPrefix) + std::string(source);
+}
+
+Imports::Imports(const GossipOptions& options, const Membership& members, PeerSummaries* slots,
+                 Outbox* outbox, GossipStats* stats)
+    : node_id_(options.node_id),
+      key_scheme_(options.key_scheme),
+      failure_timeout_ms_(options.failure_timeout_ms),
+      retry_ms_(2 * options.gossip_interval_ms),
+      max_entries_(options.wire_limits.max_entries),
+      members_(members),
+      slots_(slots),
+      outbox_(outbox),
+      stats_(stats) {}
+
+bool Imports::Live(const HeldImport& imp, int64_t now_ms) const {
+  if (imp.withdrawn || imp.slot == PeerIndex::kNoSlot || now_ms > imp.expires_ms) return false;
+  if (imp.importer == node_id_) return true;
+  const Member* m = members_.Find(imp.importer);
+  return m == nullptr || members_.Alive(*m, now_ms);  // an importer not heard of is not dead
+}
+
+Status Imports::Import(const DigestImport& in, int64_t now_ms) {
+  if (key_scheme_ != KeyScheme::kSquidMd5) {
+    return Status::InvalidArgument("digest imports need key scheme 'squid-md5', not '" +
+                                   std::string(KeySchemeName(key_scheme_)) + "'");
+  }
+  const std::string id = ImportedNodeId(in.source);
+  PEERBLOOM_RETURN_IF_ERROR(CheckImportRequest(in, id));
   CacheDigest digest;
   PEERBLOOM_RETURN_IF_ERROR(CacheDigest::Parse(in.digest_bytes, &digest));
   ImportedDigestEntry e;
   e.origin = id;
-  e.importer = opt_.node_id;
-  const Import* held = imports_.count(id) ? &imports_.find(id)->second : nullptr;
-  e.version = std::max<uint64_t>(in.fetched_unix_ms, held ? held->version + 1 : 1);
+  e.importer = node_id_;
+  auto held = imports_.find(id);
+  e.version =
+      std::max<uint64_t>(in.fetched_unix_ms, held != imports_.end() ? held->second.version + 1 : 1);
   e.fetched_unix_ms = in.fetched_unix_ms;
-  e.lifetime_ms = static_cast<uint64_t>(std::min(in.valid_for_ms, kMaxImportLifetimeMs) +
-                                        opt_.failure_timeout_ms);
+  e.lifetime_ms =
+      static_cast<uint64_t>(std::min(in.valid_for_ms, kMaxImportLifetimeMs) + failure_timeout_ms_);
   e.source_url = in.source_url;
   e.flags = kImportHasDigest;
   e.digest = in.digest_bytes;
-  StoreImport(e, std::move(digest), now_ms);
-  SpreadImport(imports_.find(id)->second, opt_.node_id, opt_.node_id, now_ms);
+  Store(e, std::move(digest), now_ms);
+  Spread(imports_.find(id)->second, node_id_, node_id_, now_ms);
   return Status::Ok();
 }
 
-void GossipEngine::Impl::ForgetImport(std::string_view source, int64_t now_ms) {
+void Imports::Forget(std::string_view source, int64_t now_ms) {
   auto it = imports_.find(ImportedNodeId(source));
-  if (it == imports_.end() || it->second.importer != opt_.node_id || it->second.withdrawn) return;
-  Import& imp = it->second;
-  DropImportSlot(&imp);
+  if (it == imports_.end() || it->second.importer != node_id_ || it->second.withdrawn) return;
+  HeldImport& imp = it->second;
+  DropSlot(&imp);
   imp.withdrawn = true;
   ++imp.version;
   // Keep the tombstone while older copies may still circulate.
-  imp.expires_ms = std::max(imp.expires_ms, now_ms + opt_.failure_timeout_ms);
-  SpreadImport(imp, opt_.node_id, opt_.node_id, now_ms);
+  imp.expires_ms = std::max(imp.expires_ms, now_ms + failure_timeout_ms_);
+  Spread(imp, node_id_, node_id_, now_ms);
 }
 
-Status GossipEngine::Impl::CheckImports(const WireFrame& frame, std::vector<CacheDigest>* out) {
-  if (opt_.key_scheme != KeyScheme::kSquidMd5) {
+Status Imports::Check(const WireFrame& frame, std::vector<CacheDigest>* out) {
+  if (key_scheme_ != KeyScheme::kSquidMd5) {
     return Status::NotSupported("imported digests in a cluster of key scheme '" +
-                                std::string(KeySchemeName(opt_.key_scheme)) + "'");
+                                std::string(KeySchemeName(key_scheme_)) + "'");
   }
   out->resize(frame.imports.size());
   for (size_t i = 0; i < frame.imports.size(); ++i) {
@@ -103,60 +120,49 @@ Status GossipEngine::Impl::CheckImports(const WireFrame& frame, std::vector<Cach
     if ((e.flags & kImportHasDigest) == 0) continue;
     Status s = CacheDigest::Parse(e.digest, &(*out)[i]);
     if (!s.ok()) {
-      ++stats_.imports_refused;
+      ++stats_->imports_refused;
       return Status::Corruption("imported digest of '" + e.origin + "': " + s.message());
     }
   }
   return Status::Ok();
 }
 
-void GossipEngine::Impl::OnImports(const WireFrame& frame, std::vector<CacheDigest>* digests,
-                                   Member* sender, int64_t now_ms) {
+void Imports::OnFrame(const WireFrame& frame, std::vector<CacheDigest>* digests,
+                      const Member& sender, int64_t now_ms) {
   std::vector<FullRequest> requests;
   for (size_t i = 0; i < frame.imports.size(); ++i) {
     const ImportedDigestEntry& e = frame.imports[i];
     auto it = imports_.find(e.origin);
-    Import* held = it == imports_.end() ? nullptr : &it->second;
+    HeldImport* held = it == imports_.end() ? nullptr : &it->second;
     if (held != nullptr && e.version <= held->version) {
-      if ((e.flags & kImportHasDigest) != 0) ++stats_.stale_dropped;
+      if ((e.flags & kImportHasDigest) != 0) ++stats_->stale_dropped;
       continue;
     }
     if ((e.flags & (kImportHasDigest | kImportWithdrawn)) != 0) {
-      ApplyImport(e, &(*digests)[i], sender, now_ms);
-    } else if (held == nullptr || now_ms - held->requested_ms >= 2 * opt_.gossip_interval_ms) {
+      Apply(e, &(*digests)[i], sender, now_ms);
+    } else if (held == nullptr || now_ms - held->requested_ms >= retry_ms_) {
       // An announcement of a version we lack: ask the announcer for it.
       if (held != nullptr) held->requested_ms = now_ms;
       requests.push_back(FullRequest{e.origin, 0, held ? held->version : 0});
     }
   }
-  SendRequests(*sender, requests);
+  outbox_->SendRequests(sender.endpoint, sender.public_key, requests);
 }
 
-void GossipEngine::Impl::ApplyImport(const ImportedDigestEntry& e, CacheDigest* digest,
-                                     Member* sender, int64_t now_ms) {
-  ++stats_.imports_in;
+void Imports::Apply(const ImportedDigestEntry& e, CacheDigest* digest, const Member& sender,
+                    int64_t now_ms) {
+  ++stats_->imports_in;
   if ((e.flags & kImportHasDigest) != 0) {
-    StoreImport(e, std::move(*digest), now_ms);
+    Store(e, std::move(*digest), now_ms);
   } else {
-    Import& imp = imports_[e.origin];
-    DropImportSlot(&imp);
-    imp.id = e.origin;
-    imp.importer = e.importer;
-    imp.source_url = e.source_url;
-    imp.version = e.version;
-    imp.withdrawn = true;
-    imp.received_ms = now_ms;
-    imp.expires_ms =
-        now_ms + std::min(static_cast<int64_t>(std::min<uint64_t>(e.lifetime_ms, INT64_MAX / 4)),
-                          kMaxImportLifetimeMs);
+    Withdraw(e, now_ms);
   }
-  SpreadImport(imports_.find(e.origin)->second, sender->id, e.importer, now_ms);
+  Spread(imports_.find(e.origin)->second, sender.id, e.importer, now_ms);
 }
 
-void GossipEngine::Impl::StoreImport(const ImportedDigestEntry& e, CacheDigest digest,
-                                     int64_t now_ms) {
-  Import& imp = imports_[e.origin];
-  DropImportSlot(&imp);
+void Imports::Store(const ImportedDigestEntry& e, CacheDigest digest, int64_t now_ms) {
+  HeldImport& imp = imports_[e.origin];
+  DropSlot(&imp);
   imp.id = e.origin;
   imp.importer = e.importer;
   imp.source_url = e.source_url;
@@ -171,22 +177,30 @@ void GossipEngine::Impl::StoreImport(const ImportedDigestEntry& e, CacheDigest d
   imp.fill = digest.fill();
   imp.fpr = digest.EstimatedFalsePositiveRate();
   imp.requested_ms = kNeverMs;
-  imp.slot = index_.InsertForeign(std::make_unique<SquidDigestSummary>(std::move(digest)));
-  if (slot_owner_.size() <= imp.slot) slot_owner_.resize(imp.slot + 1);
-  slot_owner_[imp.slot] = imp.id;
+  imp.slot = slots_->InsertForeign(imp.id, std::make_unique<SquidDigestSummary>(std::move(digest)));
 }
 
-void GossipEngine::Impl::DropImportSlot(Import* imp) {
-  if (imp->slot != PeerIndex::kNoSlot) {
-    index_.Erase(imp->slot);
-    slot_owner_[imp->slot].clear();
-  }
+void Imports::Withdraw(const ImportedDigestEntry& e, int64_t now_ms) {
+  HeldImport& imp = imports_[e.origin];
+  DropSlot(&imp);
+  imp.id = e.origin;
+  imp.importer = e.importer;
+  imp.source_url = e.source_url;
+  imp.version = e.version;
+  imp.withdrawn = true;
+  imp.received_ms = now_ms;
+  const uint64_t lifetime = std::min<uint64_t>(e.lifetime_ms, INT64_MAX / 4);
+  imp.expires_ms = now_ms + std::min(static_cast<int64_t>(lifetime), kMaxImportLifetimeMs);
+}
+
+void Imports::DropSlot(HeldImport* imp) {
+  slots_->EraseSlot(imp->slot);
   imp->slot = PeerIndex::kNoSlot;
   imp->bytes.clear();
 }
 
-ImportedDigestEntry GossipEngine::Impl::EntryOf(const Import& imp, bool with_digest,
-                                                int64_t now_ms) const {
+ImportedDigestEntry Imports::EntryOf(const HeldImport& imp, bool with_digest,
+                                     int64_t now_ms) const {
   ImportedDigestEntry e;
   e.origin = imp.id;
   e.importer = imp.importer;
@@ -204,71 +218,62 @@ ImportedDigestEntry GossipEngine::Impl::EntryOf(const Import& imp, bool with_dig
   return e;
 }
 
-void GossipEngine::Impl::SpreadImport(const Import& imp, std::string_view skip_a,
-                                      std::string_view skip_b, int64_t now_ms) {
-  if (!imp.withdrawn && !ImportLive(imp, now_ms)) return;
+void Imports::Spread(const HeldImport& imp, std::string_view skip_a, std::string_view skip_b,
+                     int64_t now_ms) {
+  if (!imp.withdrawn && !Live(imp, now_ms)) return;
   const std::vector<ImportedDigestEntry> entries{EntryOf(imp, true, now_ms)};
-  for (const LinkTarget& t : Targets(now_ms)) {
+  for (const LinkTarget& t : members_.Targets(now_ms)) {
     if (t.member_id == skip_a || t.member_id == skip_b) continue;
-    SendImports(t.endpoint, t.public_key, t.chosen, entries);
+    outbox_->SendImports(t.endpoint, t.public_key, t.chosen, entries);
   }
 }
 
-void GossipEngine::Impl::SendImports(const std::string& endpoint, const std::string& public_key,
-                                     bool chosen, const std::vector<ImportedDigestEntry>& entries) {
-  std::string payload;
-  if (!EncodeImportedDigestFrame(Header(chosen, true), entries, &payload).ok()) return;
-  ++stats_.imports_out;
-  Send(endpoint, public_key, std::move(payload), WireType::kImportedDigest);
-}
-
-void GossipEngine::Impl::AnnounceImports(const std::string& endpoint, const std::string& public_key,
-                                         bool chosen, int64_t now_ms) {
+void Imports::Announce(const std::string& endpoint, const std::string& public_key, bool chosen,
+                       int64_t now_ms) {
   std::vector<ImportedDigestEntry> entries;
   for (const auto& [id, imp] : imports_) {
-    if (entries.size() + 1 >= opt_.wire_limits.max_entries) break;
-    if (imp.withdrawn ? now_ms <= imp.expires_ms : ImportLive(imp, now_ms)) {
+    if (entries.size() + 1 >= max_entries_) break;
+    if (imp.withdrawn ? now_ms <= imp.expires_ms : Live(imp, now_ms)) {
       entries.push_back(EntryOf(imp, false, now_ms));
     }
   }
-  if (!entries.empty()) SendImports(endpoint, public_key, chosen, entries);
+  if (!entries.empty()) outbox_->SendImports(endpoint, public_key, chosen, entries);
 }
 
-bool GossipEngine::Impl::ServeImport(const Member& to, const FullRequest& q, int64_t now_ms) {
+bool Imports::Serve(const Member& to, const FullRequest& q, int64_t now_ms) {
   if (q.origin.compare(0, kImportedIdPrefix.size(), kImportedIdPrefix) != 0) return false;
   auto it = imports_.find(q.origin);
   if (it == imports_.end() || it->second.version <= q.have_version) return true;
-  const Import& imp = it->second;
-  if (!imp.withdrawn && !ImportLive(imp, now_ms)) return true;
-  SendImports(to.endpoint, to.public_key, false, {EntryOf(imp, true, now_ms)});
+  const HeldImport& imp = it->second;
+  if (!imp.withdrawn && !Live(imp, now_ms)) return true;
+  outbox_->SendImports(to.endpoint, to.public_key, false, {EntryOf(imp, true, now_ms)});
   return true;
 }
 
-void GossipEngine::Impl::ExpireImports(int64_t now_ms) {
+void Imports::Expire(int64_t now_ms) {
   for (auto it = imports_.begin(); it != imports_.end();) {
     if (now_ms <= it->second.expires_ms) {
       ++it;
       continue;
     }
-    if (!it->second.withdrawn) ++stats_.imports_expired;
-    DropImportSlot(&it->second);
+    if (!it->second.withdrawn) ++stats_->imports_expired;
+    DropSlot(&it->second);
     it = imports_.erase(it);
   }
 }
 
-const Import* GossipEngine::Impl::FindImportBySlot(PeerIndex::Slot slot) const {
-  if (slot >= slot_owner_.size()) return nullptr;
-  auto it = imports_.find(slot_owner_[slot]);
+const HeldImport* Imports::FindBySlot(PeerIndex::Slot slot) const {
+  auto it = imports_.find(slots_->Owner(slot));
   return it == imports_.end() || it->second.slot != slot ? nullptr : &it->second;
 }
 
-void GossipEngine::Impl::AddImportPeers(int64_t now_ms, std::vector<PeerInfo>* out) const {
+void Imports::AddPeers(int64_t now_ms, std::vector<PeerInfo>* out) const {
   for (const auto& [id, imp] : imports_) {
     if (imp.withdrawn) continue;
     PeerInfo p;
     p.node_id = id;
     p.endpoint = imp.source_url;
-    p.alive = ImportLive(imp, now_ms);
+    p.alive = Live(imp, now_ms);
     p.imported = true;
     p.version = imp.version;
     p.estimated_items = imp.header.count;

@@ -1,29 +1,48 @@
-// Members, liveness, the neighbour set, who-has and peer listings.
-#include <algorithm>
+// Members, failure detection and the neighbour set.
+#include "lib/gossip/membership.h"
 
-#include "lib/gossip/engine.h"
+#include <algorithm>
+#include <utility>
 
 namespace peerbloom {
 
-bool GossipEngine::Impl::Alive(const Member& m, int64_t now_ms) const {
-  return m.last_heard_ms != kNeverMs && now_ms - m.last_heard_ms <= opt_.failure_timeout_ms;
+Membership::Membership(const GossipOptions& options, GossipStats* stats, EpochListener on_new_epoch)
+    : node_id_(options.node_id),
+      endpoint_(options.endpoint),
+      failure_timeout_ms_(options.failure_timeout_ms),
+      fanout_(options.fanout),
+      shuffle_ms_(options.neighbour_shuffle_ms),
+      join_retry_ms_(options.anti_entropy_interval_ms),
+      forget_dead_after_ms_(options.forget_dead_after_ms),
+      max_members_(options.max_members),
+      stats_(stats),
+      on_new_epoch_(std::move(on_new_epoch)),
+      rank_key_(DeriveIndexKey("link rank " + options.node_id)) {
+  // Distinct nodes given the same seed still choose differently.
+  const uint64_t id_mix =
+      SipHash64(1, 3, DeriveIndexKey("gossip rng"), node_id_.data(), node_id_.size());
+  rng_.seed(options.rng_seed ^ id_mix);
 }
 
-Member* GossipEngine::Impl::Find(std::string_view id) {
+bool Membership::Alive(const Member& m, int64_t now_ms) const {
+  return m.last_heard_ms != kNeverMs && now_ms - m.last_heard_ms <= failure_timeout_ms_;
+}
+
+const Member* Membership::Find(std::string_view id) const {
   auto it = members_.find(id);
   return it == members_.end() ? nullptr : &it->second;
 }
 
-const Member* GossipEngine::Impl::Find(std::string_view id) const {
+Member* Membership::Mutable(std::string_view id) {
   auto it = members_.find(id);
   return it == members_.end() ? nullptr : &it->second;
 }
 
-Member* GossipEngine::Impl::FindOrAdd(std::string_view id, int64_t now_ms) {
-  if (Member* m = Find(id)) return m;
-  if (id == opt_.node_id) return nullptr;
-  if (members_.size() >= opt_.max_members) {
-    ++stats_.members_refused;
+Member* Membership::FindOrAdd(std::string_view id, int64_t now_ms) {
+  if (Member* m = Mutable(id)) return m;
+  if (id == node_id_) return nullptr;
+  if (members_.size() >= max_members_) {
+    ++stats_->members_refused;
     return nullptr;
   }
   Member& m = members_[std::string(id)];
@@ -33,26 +52,13 @@ Member* GossipEngine::Impl::FindOrAdd(std::string_view id, int64_t now_ms) {
   return &m;
 }
 
-bool GossipEngine::Impl::Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms) {
+bool Membership::Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms) {
   if (epoch < m->epoch ||
       (epoch == m->epoch && heartbeat <= m->heartbeat && m->last_heard_ms != kNeverMs)) {
     return false;
   }
   if (epoch > m->epoch) {
-    // A new incarnation. What described the old one's version sequence and links goes, but
-    // its summary stays in the index as a stand-in: a restarted node restores its filter, so
-    // dropping the summary now would hide what it still holds until the new epoch's full
-    // summary arrives. StoreFull swaps that one in; nothing else ever changes the stand-in,
-    // and DropSilentStandIns drops it if the member falls silent first.
-    ClearEncoded(m);
-    m->recent.Clear();
-    m->full_requested_ms = kNeverMs;
-    m->announced_version = 0;
-    m->announced_by.clear();
-    m->announced_ms = kNeverMs;
-    m->no_push.clear();
-    m->pruned_here.clear();
-    m->prune_pending.clear();
+    on_new_epoch_(m->id);
     m->epoch = epoch;
     m->contact_fresh = true;
   }
@@ -62,83 +68,69 @@ bool GossipEngine::Impl::Observe(Member* m, uint64_t epoch, uint64_t heartbeat, 
   return true;
 }
 
-void GossipEngine::Impl::DropSummary(Member* m) {
-  if (m->slot != PeerIndex::kNoSlot) {
-    index_.Erase(m->slot);
-    slot_owner_[m->slot].clear();
-  }
-  m->slot = PeerIndex::kNoSlot;
-  ClearEncoded(m);
-  m->has_summary = false;
-  m->summary_epoch = 0;
-  m->version = 0;
-  m->estimated_items = 0;
-  m->full_requested_ms = kNeverMs;
-}
-
-// Judged each round: between the failure timeout and the round, WhoHas already leaves the
-// member out (Alive is judged at the query).
-void GossipEngine::Impl::DropSilentStandIns(int64_t now_ms) {
-  for (auto& [id, m] : members_) {
-    if (m.has_summary && !m.HoldsCurrent() && !Alive(m, now_ms)) DropSummary(&m);
+void Membership::SetContact(Member* m, const std::string& endpoint, const std::string& public_key) {
+  m->endpoint = endpoint;
+  m->public_key = public_key;
+  m->contact_fresh = true;
+  for (SeedState& s : seeds_) {
+    if (s.seed.endpoint == m->endpoint) s.member_id = m->id;
   }
 }
 
-void GossipEngine::Impl::Forget(const std::string& id) {
-  Member* m = Find(id);
+const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms) {
+  Member* m = FindOrAdd(h.sender_id, now_ms);
+  if (m == nullptr || h.sender_epoch < m->epoch) return m;
+  const bool contact = (h.flags & kWireFlagContact) != 0;
+  if (contact && (m->endpoint != h.sender_endpoint || m->public_key != h.sender_public_key)) {
+    SetContact(m, h.sender_endpoint, h.sender_public_key);
+  }
+  Observe(m, h.sender_epoch, h.sender_heartbeat, now_ms);
+  if ((h.flags & kWireFlagNeighbour) != 0) m->inbound_until_ms = now_ms + failure_timeout_ms_;
+  if ((h.flags & kWireFlagUnlink) != 0) m->inbound_until_ms = kNeverMs;
+  return m;
+}
+
+void Membership::Merge(const DigestEntry& e, int64_t now_ms) {
+  const bool known = Find(e.origin) != nullptr;
+  Member* m = FindOrAdd(e.origin, now_ms);
   if (m == nullptr) return;
-  DropSummary(m);
-  if (!m->endpoint.empty() && IsLinked(*m, INT64_MAX / 2)) NoteDropped(m->endpoint);
-  for (SeedState& s : seeds_) {
-    if (s.member_id == id) s.member_id.clear();
+  if (e.has_contact && (m->endpoint.empty() || e.epoch > m->epoch)) {
+    SetContact(m, e.endpoint, e.public_key);
   }
-  members_.erase(id);
+  if (!known && !e.alive) {
+    // Learned as dead: remember it without calling it alive.
+    m->epoch = e.epoch;
+    m->heartbeat = e.heartbeat;
+    return;
+  }
+  Observe(m, e.epoch, e.heartbeat, now_ms);
 }
 
-bool GossipEngine::Impl::IsSeed(const Member& m) const {
-  for (const SeedState& s : seeds_) {
-    if (s.member_id == m.id || (!m.endpoint.empty() && s.seed.endpoint == m.endpoint)) {
-      return true;
-    }
-  }
-  return false;
+const Member* Membership::AdvanceEpoch(std::string_view id, uint64_t epoch, int64_t now_ms) {
+  Member* m = FindOrAdd(id, now_ms);
+  if (m == nullptr || epoch < m->epoch) return nullptr;
+  if (epoch > m->epoch) Observe(m, epoch, 0, now_ms);
+  return m;
 }
 
-bool GossipEngine::Impl::IsLinked(const Member& m, int64_t now_ms) const {
-  return m.chosen || IsSeed(m) || m.inbound_until_ms >= now_ms;
+void Membership::Start(int64_t now_ms) {
+  next_shuffle_ms_ = now_ms + shuffle_ms_;
+  for (SeedState& s : seeds_) s.next_join_ms = now_ms;
 }
 
-void GossipEngine::Impl::ResolveSeeds(const Member& m) {
-  for (SeedState& s : seeds_) {
-    if (s.seed.endpoint == m.endpoint) s.member_id = m.id;
+std::vector<const Member*> Membership::Revived(int64_t now_ms) {
+  std::vector<const Member*> out;
+  for (auto& [id, m] : members_) {
+    const bool alive = Alive(m, now_ms);
+    if (alive && !m.was_alive && !m.endpoint.empty() && Chosen(m)) out.push_back(&m);
+    m.was_alive = alive;
   }
+  return out;
 }
 
-void GossipEngine::Impl::SetSeeds(std::vector<Seed> seeds, int64_t now_ms) {
-  std::vector<SeedState> next;
-  for (Seed& seed : seeds) {
-    if (seed.endpoint == opt_.endpoint) continue;  // never a seed of itself
-    SeedState s;
-    s.seed = std::move(seed);
-    s.next_join_ms = now_ms;
-    for (const SeedState& old : seeds_) {
-      if (old.seed.endpoint == s.seed.endpoint) s.member_id = old.member_id;
-    }
-    next.push_back(std::move(s));
-  }
-  for (const SeedState& old : seeds_) {
-    const bool kept = std::any_of(next.begin(), next.end(), [&](const SeedState& s) {
-      return s.seed.endpoint == old.seed.endpoint;
-    });
-    if (!kept) NoteDropped(old.seed.endpoint);
-  }
-  seeds_ = std::move(next);
-}
-
-// Keeps `fanout` live, reachable, non-seed members chosen; re-picks them all at each shuffle.
-void GossipEngine::Impl::RefreshNeighbours(int64_t now_ms) {
+Membership::NeighbourChange Membership::RefreshNeighbours(int64_t now_ms) {
   const bool shuffle = now_ms >= next_shuffle_ms_;
-  if (shuffle) next_shuffle_ms_ = now_ms + opt_.neighbour_shuffle_ms;
+  if (shuffle) next_shuffle_ms_ = now_ms + shuffle_ms_;
   std::vector<Member*> candidates;
   size_t chosen = 0;
   std::vector<std::string> unchosen;
@@ -154,7 +146,8 @@ void GossipEngine::Impl::RefreshNeighbours(int64_t now_ms) {
       candidates.push_back(&m);
     }
   }
-  while (chosen < opt_.fanout && !candidates.empty()) {
+  NeighbourChange change;
+  while (chosen < fanout_ && !candidates.empty()) {
     std::uniform_int_distribution<size_t> pick(0, candidates.size() - 1);
     const size_t i = pick(rng_);
     Member* m = candidates[i];
@@ -162,105 +155,120 @@ void GossipEngine::Impl::RefreshNeighbours(int64_t now_ms) {
     candidates.pop_back();
     m->chosen = true;
     ++chosen;
-    const bool was_unchosen = std::find(unchosen.begin(), unchosen.end(), m->id) != unchosen.end();
-    if (!was_unchosen) SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
+    // One re-picked at a shuffle keeps its link: no new exchange.
+    if (std::find(unchosen.begin(), unchosen.end(), m->id) == unchosen.end()) {
+      change.joined.push_back(m);
+    }
   }
   for (const std::string& id : unchosen) {
     const Member* m = Find(id);
-    if (m == nullptr || m->chosen || IsLinked(*m, now_ms)) continue;
-    NoteDropped(m->endpoint);
-    WireHeader h = Header(false, false);
-    h.flags |= kWireFlagUnlink;
-    std::string payload;
-    if (EncodeDigestFrame(h, DigestBody(), &payload).ok()) {
-      Send(m->endpoint, m->public_key, std::move(payload), WireType::kDigest);
-    }
+    if (m != nullptr && !m->chosen && !IsLinked(*m, now_ms)) change.unlinked.push_back(m);
   }
+  return change;
 }
 
-// Live linked members. Deltas go on the links this node chose and on at most 2 x fanout of
-// the links others chose (the lowest ranks, a stable pick): a seed that hundreds of nodes
-// link to would otherwise push every delta to all of them.
-std::vector<LinkTarget> GossipEngine::Impl::Targets(int64_t now_ms) const {
+std::vector<Seed> Membership::JoinsDue(int64_t now_ms) {
+  std::vector<Seed> out;
+  for (SeedState& s : seeds_) {
+    const Member* m = s.member_id.empty() ? nullptr : Find(s.member_id);
+    if ((m != nullptr && Alive(*m, now_ms)) || now_ms < s.next_join_ms) continue;
+    s.next_join_ms = now_ms + join_retry_ms_;
+    out.push_back(s.seed);
+  }
+  return out;
+}
+
+// The inbound cap: a seed that hundreds of nodes link to would otherwise push every delta to
+// all of them.
+std::vector<LinkTarget> Membership::Targets(int64_t now_ms) const {
   std::vector<LinkTarget> out;
   std::vector<std::pair<uint64_t, size_t>> inbound;
   for (const auto& [id, m] : members_) {
     if (m.endpoint.empty() || !Alive(m, now_ms)) continue;
-    const bool chosen = m.chosen || IsSeed(m);
+    const bool chosen = Chosen(m);
     if (!chosen && m.inbound_until_ms < now_ms) continue;
     if (!chosen) inbound.emplace_back(m.rank, out.size());
     out.push_back(LinkTarget{m.endpoint, m.public_key, id, chosen, chosen});
   }
-  const size_t cap = std::min<size_t>(inbound.size(), 2 * opt_.fanout);
+  const size_t cap = std::min<size_t>(inbound.size(), 2 * fanout_);
   std::partial_sort(inbound.begin(), inbound.begin() + cap, inbound.end());
   for (size_t i = 0; i < cap; ++i) out[inbound[i].second].push = true;
   return out;
 }
 
-void GossipEngine::Impl::WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
-                                std::vector<PeerMatch>* out) const {
-  std::vector<PeerIndex::Slot> slots;
-  index_.QueryKey(key_bytes, hash, &slots);
-  for (PeerIndex::Slot slot : slots) {
-    const Member* m = slot < slot_owner_.size() ? Find(slot_owner_[slot]) : nullptr;
-    if (m == nullptr) {
-      const Import* imp = FindImportBySlot(slot);
-      if (imp != nullptr && ImportLive(*imp, now_ms)) {
-        out->push_back(PeerMatch{imp->id, imp->source_url, now_ms - imp->received_ms, true});
-      }
-      continue;
-    }
-    if (!Alive(*m, now_ms)) continue;
-    out->push_back(PeerMatch{m->id, m->endpoint, now_ms - m->summary_received_ms, false});
-  }
+std::optional<LinkTarget> Membership::RandomTarget(int64_t now_ms) {
+  std::vector<LinkTarget> targets = Targets(now_ms);
+  if (targets.empty()) return std::nullopt;
+  std::uniform_int_distribution<size_t> pick(0, targets.size() - 1);
+  return std::move(targets[pick(rng_)]);
 }
 
-std::vector<PeerInfo> GossipEngine::Impl::Peers(int64_t now_ms) const {
-  std::vector<PeerInfo> out;
-  for (const auto& [id, m] : members_) {
-    PeerInfo p;
-    p.node_id = id;
-    p.endpoint = m.endpoint;
-    p.public_key = m.public_key;
-    p.alive = Alive(m, now_ms);
-    p.chosen = m.chosen || IsSeed(m);
-    p.neighbour = p.alive && IsLinked(m, now_ms);
-    p.epoch = m.epoch;
-    p.summary_epoch = m.has_summary ? m.summary_epoch : 0;
-    p.version = m.version;
-    p.heartbeat = m.heartbeat;
-    p.estimated_items = m.estimated_items;
-    p.k = m.has_summary ? index_.k(m.slot) : 0;
-    p.log2_bits = m.has_summary ? index_.log2_bits(m.slot) : 0;
-    p.last_heard_ms = m.last_heard_ms == kNeverMs ? 0 : m.last_heard_ms;
-    p.summary_received_ms = m.summary_received_ms;
-    out.push_back(std::move(p));
-  }
-  if (!imports_.empty()) {
-    AddImportPeers(now_ms, &out);
-    std::sort(out.begin(), out.end(),
-              [](const PeerInfo& a, const PeerInfo& b) { return a.node_id < b.node_id; });
+std::vector<std::pair<const Member*, bool>> Membership::TakeFresh() {
+  std::vector<std::pair<const Member*, bool>> out;
+  for (auto& [id, m] : members_) {
+    if (m.fresh || m.contact_fresh) out.emplace_back(&m, m.contact_fresh && !m.endpoint.empty());
+    m.fresh = false;
+    m.contact_fresh = false;
   }
   return out;
 }
 
-Status GossipEngine::Impl::GetSummary(std::string_view node_id, Summary* out) const {
-  if (node_id == opt_.node_id) {
-    if (!has_own_) return Status::NotFound("no summary published yet");
-    *out = own_;
-    return Status::Ok();
+std::vector<std::string> Membership::ForgettableDead(int64_t now_ms) const {
+  std::vector<std::string> gone;
+  if (forget_dead_after_ms_ <= 0) return gone;
+  for (const auto& [id, m] : members_) {
+    const int64_t since = m.last_heard_ms == kNeverMs ? m.created_ms : m.last_heard_ms;
+    if (now_ms - since > failure_timeout_ms_ + forget_dead_after_ms_) gone.push_back(id);
   }
-  const Member* m = Find(node_id);
-  if (m == nullptr || !m->has_summary) {
-    return Status::NotFound("no summary of node '" + std::string(node_id) + "'");
+  return gone;
+}
+
+std::string Membership::Forget(const std::string& id) {
+  const Member* m = Find(id);
+  if (m == nullptr) return "";
+  // Linked at any time from now on: an inbound link counts until it lapses.
+  std::string endpoint = IsLinked(*m, INT64_MAX / 2) ? m->endpoint : "";
+  for (SeedState& s : seeds_) {
+    if (s.member_id == id) s.member_id.clear();
   }
-  out->origin = m->id;
-  out->epoch = m->summary_epoch;  // a stand-in keeps its own epoch: never relabelled
-  out->version = m->version;
-  out->key_scheme = m->key_scheme;
-  out->hash_scheme = HashScheme::kSipHash13x2;
-  out->estimated_items = m->estimated_items;
-  return index_.Extract(m->slot, &out->filter);
+  members_.erase(id);
+  return endpoint;
+}
+
+std::vector<std::string> Membership::SetSeeds(std::vector<Seed> seeds, int64_t now_ms) {
+  std::vector<SeedState> next;
+  for (Seed& seed : seeds) {
+    if (seed.endpoint == endpoint_) continue;  // never a seed of itself
+    SeedState s;
+    s.seed = std::move(seed);
+    s.next_join_ms = now_ms;
+    for (const SeedState& old : seeds_) {
+      if (old.seed.endpoint == s.seed.endpoint) s.member_id = old.member_id;
+    }
+    next.push_back(std::move(s));
+  }
+  std::vector<std::string> dropped;
+  for (const SeedState& old : seeds_) {
+    const bool kept = std::any_of(next.begin(), next.end(), [&](const SeedState& s) {
+      return s.seed.endpoint == old.seed.endpoint;
+    });
+    if (!kept) dropped.push_back(old.seed.endpoint);
+  }
+  seeds_ = std::move(next);
+  return dropped;
+}
+
+bool Membership::IsSeed(const Member& m) const {
+  for (const SeedState& s : seeds_) {
+    if (s.member_id == m.id || (!m.endpoint.empty() && s.seed.endpoint == m.endpoint)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Membership::IsLinked(const Member& m, int64_t now_ms) const {
+  return m.chosen || IsSeed(m) || m.inbound_until_ms >= now_ms;
 }
 
 }  // namespace peerbloom

@@ -29,6 +29,7 @@
 #define PEERBLOOM_GOSSIP_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -242,7 +243,7 @@ class GossipEngine {
 
  private:
   class Impl;
-  Impl* impl_;
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace peerbloom

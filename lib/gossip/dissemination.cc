@@ -1,0 +1,279 @@
+// Receiving summaries: digests, full summaries, deltas and requests, and the digests this
+// node sends. Frames reach here decoded and checked; nothing here refuses bytes.
+#include "lib/gossip/dissemination.h"
+
+#include <unordered_map>
+
+namespace peerbloom {
+
+Dissemination::Dissemination(const GossipOptions& options, const Membership& members,
+                             LocalNode* self, PeerSummaries* summaries, Outbox* outbox,
+                             GossipStats* stats)
+    : node_id_(options.node_id),
+      gossip_interval_ms_(options.gossip_interval_ms),
+      members_(members),
+      self_(self),
+      summaries_(summaries),
+      outbox_(outbox),
+      stats_(stats) {}
+
+void Dissemination::OnNewEpoch(const std::string& id) {
+  summaries_->ForgetDeltas(id);
+  OriginState* st = MutableState(id);
+  if (st == nullptr) return;
+  st->full_requested_ms = kNeverMs;
+  st->announced_version = 0;
+  st->announced_by.clear();
+  st->announced_ms = kNeverMs;
+  st->no_push.clear();
+  st->pruned_here.clear();
+  st->prune_pending.clear();
+}
+
+void Dissemination::Forget(const std::string& id) {
+  summaries_->Erase(id);
+  state_.erase(id);
+}
+
+const OriginState* Dissemination::Find(std::string_view id) const {
+  auto it = state_.find(id);
+  return it == state_.end() ? nullptr : &it->second;
+}
+
+OriginState* Dissemination::MutableState(std::string_view id) {
+  auto it = state_.find(id);
+  return it == state_.end() ? nullptr : &it->second;
+}
+
+uint64_t Dissemination::HeldVersion(std::string_view id) const {
+  const HeldSummary* h = summaries_->Find(id);
+  return h == nullptr ? 0 : h->version;
+}
+
+bool Dissemination::HoldsCurrent(const Member& m) const {
+  return summaries_->HoldsEpoch(m.id, m.epoch);
+}
+
+DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t now_ms) const {
+  DigestEntry e;
+  e.origin = m.id;
+  e.epoch = m.epoch;
+  e.heartbeat = m.heartbeat;
+  e.alive = members_.Alive(m, now_ms);
+  // A stand-in is not announced: the entry's epoch is the member's, and peers must not take
+  // the old epoch's version for one of the new.
+  e.has_summary = HoldsCurrent(m);
+  e.version = e.has_summary ? HeldVersion(m.id) : 0;
+  e.filter_digest = e.has_summary ? summaries_->digest(m.id) : 0;
+  e.has_contact = with_contact && !m.endpoint.empty();
+  if (e.has_contact) {
+    e.endpoint = m.endpoint;
+    e.public_key = m.public_key;
+  }
+  return e;
+}
+
+DigestBody Dissemination::CompleteDigest(uint8_t flags, int64_t now_ms) const {
+  DigestBody body;
+  body.flags = flags;
+  body.entries.reserve(members_.members().size() + 1);
+  body.entries.push_back(self_->Entry());
+  for (const auto& [id, m] : members_.members()) body.entries.push_back(EntryOf(m, true, now_ms));
+  return body;
+}
+
+// A copy only one version behind ours is left alone for a gossip interval: its delta is on
+// the way.
+void Dissemination::PushMissing(const DigestBody& digest, const Member& sender, int64_t now_ms) {
+  std::unordered_map<std::string_view, const DigestEntry*> theirs;
+  for (const DigestEntry& e : digest.entries) theirs[e.origin] = &e;
+  auto behind = [&](std::string_view origin, uint64_t epoch, uint64_t version, int64_t since) {
+    auto it = theirs.find(origin);
+    if (it == theirs.end() || !it->second->has_summary) return true;
+    const DigestEntry& e = *it->second;
+    if (e.epoch != epoch) return e.epoch < epoch;
+    return e.version < version && now_ms - since >= gossip_interval_ms_;
+  };
+  std::string bytes;
+  if (self_->has_summary() && !self_->full_pending() &&
+      behind(node_id_, self_->epoch(), self_->announced_version(), self_->announced_ms()) &&
+      EncodeHeld(node_id_, &bytes)) {
+    SendFull(sender, bytes);
+  }
+  for (const auto& [id, m] : members_.members()) {
+    if (&m == &sender || !HoldsCurrent(m) || !members_.Alive(m, now_ms)) continue;
+    const HeldSummary& h = *summaries_->Find(id);
+    if (behind(id, m.epoch, h.version, h.received_ms) && EncodeHeld(id, &bytes)) {
+      SendFull(sender, bytes);
+    }
+  }
+}
+
+void Dissemination::RequestAnnounced(const DigestBody& digest, const Member& sender,
+                                     int64_t now_ms) {
+  std::vector<FullRequest> requests;
+  for (const DigestEntry& e : digest.entries) {
+    const Member* m = members_.Find(e.origin);
+    if (m == nullptr || !e.has_summary || e.epoch != m->epoch) continue;
+    if (!HoldsCurrent(*m)) {
+      WantFull(*m, &requests, now_ms);  // nothing to build on (a stand-in is not a base)
+    } else if (e.version > HeldVersion(m->id)) {
+      NoteAnnounced(*m, e, sender, now_ms);  // its delta is probably on the way
+    } else if (e.version == HeldVersion(m->id) && e.origin == sender.id &&
+               e.filter_digest != summaries_->digest(m->id)) {
+      ++stats_->resyncs_requested;
+      WantFull(*m, &requests, now_ms, /*bits_trusted=*/false);
+    }
+  }
+  SendRequests(sender, requests);
+}
+
+void Dissemination::NoteAnnounced(const Member& m, const DigestEntry& e, const Member& sender,
+                                  int64_t now_ms) {
+  OriginState& st = state_[m.id];
+  if (e.version <= st.announced_version && st.announced_ms != kNeverMs) return;
+  if (st.announced_ms == kNeverMs) st.announced_ms = now_ms;
+  st.announced_version = e.version;
+  st.announced_by = sender.id;
+}
+
+void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Member* m,
+                           const Member& sender, int64_t now_ms) {
+  ++stats_->full_summaries_in;
+  if (m == nullptr) {
+    ++stats_->stale_dropped;
+    return;
+  }
+  // Versions compare within one epoch: a stand-in of an older one is replaced by any version.
+  if (HoldsCurrent(*m) && s.version <= HeldVersion(m->id)) {
+    // The same version with other bits is only believed from the origin itself.
+    const bool replace = s.version == HeldVersion(m->id) && &sender == m &&
+                         FilterDigest(s.filter) != summaries_->digest(m->id);
+    if (!replace) {
+      ++stats_->stale_dropped;
+      return;
+    }
+  }
+  summaries_->Store(m->id, s, now_ms);
+  OriginState& st = state_[m->id];
+  st.full_requested_ms = kNeverMs;
+  if (s.version >= st.announced_version) st.announced_ms = kNeverMs;
+  summaries_->SetEncoded(m->id, bytes);
+  st.last_from = sender.id;
+}
+
+void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const Member* m,
+                            const Member& sender, int64_t now_ms) {
+  ++stats_->deltas_in;
+  if (m == nullptr) {
+    ++stats_->stale_dropped;  // about this node, or an old incarnation
+    return;
+  }
+  if (d.epoch == m->epoch && HoldsCurrent(*m) && d.version <= HeldVersion(m->id)) {
+    ++stats_->stale_dropped;  // a duplicate through another path
+    NoteDuplicate(sender, *m);
+    return;
+  }
+  // A delta of a new epoch never applies to the old epoch's stand-in, whatever its base: the
+  // versions of two epochs are unrelated, so that is a gap too.
+  const bool same_geometry = HoldsCurrent(*m) && d.k == summaries_->k(m->id) &&
+                             d.log2_bits == summaries_->log2_bits(m->id);
+  if (!same_geometry || d.base_version != HeldVersion(m->id)) {
+    // A gap: never guess. The sender may still have the missing deltas.
+    Resync(sender, *m, now_ms, /*bits_trusted=*/same_geometry);
+    return;
+  }
+  if (!summaries_->ApplyDelta(m->id, d, frame.summary_bytes, now_ms)) {
+    Resync(sender, *m, now_ms, /*bits_trusted=*/false);
+    return;
+  }
+  OriginState& st = state_[m->id];
+  st.last_from = sender.id;
+  if (d.version >= st.announced_version) st.announced_ms = kNeverMs;
+  Relay(frame, sender.id, m->id, now_ms);
+}
+
+bool Dissemination::Serve(const Member& to, const FullRequest& q) {
+  uint64_t epoch = 0;
+  if (q.origin == node_id_) {
+    if (!self_->has_summary()) return true;
+    epoch = self_->epoch();
+  } else {
+    const Member* m = members_.Find(q.origin);
+    if (m == nullptr || !HoldsCurrent(*m)) return true;
+    epoch = m->epoch;
+  }
+  if (epoch < q.epoch) return true;
+  // Answering costs an encoding at worst: stop once the queue is full.
+  if (outbox_->QueueFull(to.endpoint)) {
+    ++stats_->queue_dropped;
+    return false;
+  }
+  if (epoch == q.epoch && q.have_version > 0 && ServeDeltas(to, q)) return true;
+  std::string bytes;
+  if (EncodeHeld(q.origin, &bytes)) SendFull(to, bytes);
+  return true;
+}
+
+// Answers a request with the deltas from the requester's version when they are all at hand.
+bool Dissemination::ServeDeltas(const Member& to, const FullRequest& q) {
+  std::vector<const CachedDelta*> chain;
+  if (q.origin == node_id_) {
+    chain = self_->DeltasFrom(q.have_version);
+  } else {
+    if (members_.Find(q.origin) == nullptr) return false;
+    chain = summaries_->DeltasFrom(q.origin, q.have_version);
+  }
+  if (chain.empty()) return false;
+  for (const CachedDelta* d : chain) {
+    outbox_->SendSummaryBytes(to.endpoint, to.public_key, false, WireType::kDelta, d->bytes);
+    ++stats_->deltas_served;
+  }
+  return true;
+}
+
+void Dissemination::WantFull(const Member& m, std::vector<FullRequest>* requests, int64_t now_ms,
+                             bool bits_trusted) {
+  OriginState& st = state_[m.id];
+  if (now_ms - st.full_requested_ms < 2 * gossip_interval_ms_) return;
+  st.full_requested_ms = now_ms;
+  const uint64_t have = HoldsCurrent(m) && bits_trusted ? HeldVersion(m.id) : 0;
+  requests->push_back(FullRequest{m.id, m.epoch, have});
+}
+
+void Dissemination::Resync(const Member& sender, const Member& m, int64_t now_ms,
+                           bool bits_trusted) {
+  std::vector<FullRequest> requests;
+  WantFull(m, &requests, now_ms, bits_trusted);
+  if (requests.empty()) return;
+  ++stats_->resyncs_requested;
+  SendRequests(sender, requests);
+}
+
+void Dissemination::SendRequests(const Member& to, const std::vector<FullRequest>& requests) {
+  outbox_->SendRequests(to.endpoint, to.public_key, requests);
+}
+
+bool Dissemination::EncodeHeld(const std::string& origin, std::string* codec_bytes) {
+  if (origin == node_id_) return self_->Encoded(codec_bytes);
+  const Member* m = members_.Find(origin);
+  if (m == nullptr || !HoldsCurrent(*m)) return false;  // stand-ins are never served
+  return summaries_->Encoded(origin, codec_bytes);
+}
+
+void Dissemination::SendFull(const Member& to, const std::string& codec_bytes) {
+  outbox_->SendSummaryBytes(to.endpoint, to.public_key, false, WireType::kFullSummary, codec_bytes);
+}
+
+void Dissemination::DropSilentStandIns(int64_t now_ms) {
+  // Judged each round: between the failure timeout and the round, who-has already leaves the
+  // member out (liveness is judged at the query).
+  for (const auto& [id, m] : members_.members()) {
+    const HeldSummary* h = summaries_->Find(id);
+    if (h == nullptr || !h->held || HoldsCurrent(m) || members_.Alive(m, now_ms)) continue;
+    summaries_->Drop(id);
+    if (OriginState* st = MutableState(id)) st->full_requested_ms = kNeverMs;
+  }
+}
+
+}  // namespace peerbloom

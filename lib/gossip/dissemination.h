@@ -1,0 +1,132 @@
+// Dissemination: how summaries travel. Complete digests on joins and anti-entropy, full
+// summaries pushed to whoever lacks them, deltas relayed once along per-origin relay trees
+// (a duplicate prunes a link for that origin, a missed version grafts it back), repair of
+// versions a digest announced but no delta brought, and requests answered from the recent
+// deltas or with a full summary (docs/gossip.md).
+//
+// It reads membership (a const view: who is alive and linked), writes the summaries held and
+// sends through the outbox. Member records are created by Membership before frames about them
+// reach this class.
+#ifndef PEERBLOOM_LIB_GOSSIP_DISSEMINATION_H_
+#define PEERBLOOM_LIB_GOSSIP_DISSEMINATION_H_
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "lib/gossip/local_node.h"
+#include "lib/gossip/membership.h"
+#include "lib/gossip/outbox.h"
+#include "lib/gossip/peer_summaries.h"
+#include "peerbloom/gossip.h"
+#include "peerbloom/wire.h"
+
+namespace peerbloom {
+
+// Dissemination state of one member: as an origin (requests, repair) and as a link (relay
+// trees).
+struct OriginState {
+  int64_t full_requested_ms = kNeverMs;  // last resync request, to ask once per window
+  std::string last_from;  // who delivered the current version (network duplicates are not
+                          // evidence of a second path)
+  // A newer version announced by a digest: repaired if no delta brings it in time.
+  uint64_t announced_version = 0;
+  std::string announced_by;
+  int64_t announced_ms = kNeverMs;
+  // Relay trees, one per origin: origins whose deltas it asked us not to push on this link,
+  // origins we asked it not to push, and our prunes not yet sent.
+  std::set<std::string, std::less<>> no_push;
+  std::set<std::string, std::less<>> pruned_here;
+  std::vector<std::string> prune_pending;
+};
+
+class Dissemination {
+ public:
+  // Uses node_id, gossip_interval_ms of `options`. Everything else must outlive it.
+  Dissemination(const GossipOptions& options, const Membership& members, LocalNode* self,
+                PeerSummaries* summaries, Outbox* outbox, GossipStats* stats);
+  Dissemination(const Dissemination&) = delete;
+  Dissemination& operator=(const Dissemination&) = delete;
+
+  // Membership events: a member restarted (its versions and links are void), or is gone.
+  void OnNewEpoch(const std::string& id);
+  void Forget(const std::string& id);
+
+  // A summary of the member's current epoch is held: deltas and versions of that epoch build
+  // on it, digests announce it and it may be served. A stand-in only answers who-has.
+  bool HoldsCurrent(const Member& m) const;
+  // This node and every member, as a digest.
+  DigestBody CompleteDigest(uint8_t flags, int64_t now_ms) const;
+
+  // Receiving. `origin` is the member a summary or delta is about (null: refused or stale).
+  // Sends the sender of a complete digest the full summaries it lacks or holds older.
+  void PushMissing(const DigestBody& digest, const Member& sender, int64_t now_ms);
+  // Asks the sender of a digest for what it announced and we cannot build on.
+  void RequestAnnounced(const DigestBody& digest, const Member& sender, int64_t now_ms);
+  void OnFull(const Summary& summary, std::string_view bytes, const Member* origin,
+              const Member& sender, int64_t now_ms);
+  void OnDelta(const WireFrame& frame, const SummaryDelta& delta, const Member* origin,
+               const Member& sender, int64_t now_ms);
+  void OnPrune(const Member& sender, const std::vector<std::string>& origins);
+  void OnGraft(const Member& sender, const std::vector<std::string>& origins);
+  // A request for `q.origin` grafts it: the requester missed something.
+  void Graft(const Member& sender, const std::string& origin);
+  // Answers one request with deltas or a full summary. False when the requester's queue is
+  // full: the rest would be dropped anyway.
+  bool Serve(const Member& to, const FullRequest& q);
+
+  // Round work.
+  // Links that stopped carrying deltas leave origins without a path: graft them elsewhere.
+  void GraftLostLinks(const std::vector<LinkTarget>& targets);
+  // Versions announced but not delivered within an interval: graft and ask the announcer.
+  void Repair(int64_t now_ms);
+  // This node's pending update to its delta links (or a full summary to every link).
+  void SendOwnUpdates(int64_t now_ms);
+  // Entries that changed since the last round, on the links this node chose.
+  void SendHeartbeats(bool self_fresh, const std::vector<std::pair<const Member*, bool>>& fresh,
+                      int64_t now_ms);
+  // Prunes noted while handling frames, one frame per link.
+  void SendPrunes();
+  // A restarted member that fell silent before its new summary came: its stand-in goes.
+  void DropSilentStandIns(int64_t now_ms);
+
+  const OriginState* Find(std::string_view id) const;
+
+ private:
+  DigestEntry EntryOf(const Member& m, bool with_contact, int64_t now_ms) const;
+  void NoteAnnounced(const Member& m, const DigestEntry& e, const Member& sender, int64_t now_ms);
+  void NoteDuplicate(const Member& sender, const Member& origin);
+  bool Pushes(const LinkTarget& t, std::string_view origin) const;
+  void Relay(const WireFrame& frame, const std::string& from, const std::string& origin,
+             int64_t now_ms);
+  bool ServeDeltas(const Member& to, const FullRequest& q);
+  // Adds (origin, epoch) to *requests unless one was asked for within the retry window.
+  // bits_trusted: our copy is right up to its version, so deltas from it may answer.
+  void WantFull(const Member& m, std::vector<FullRequest>* requests, int64_t now_ms,
+                bool bits_trusted = true);
+  void Resync(const Member& sender, const Member& m, int64_t now_ms, bool bits_trusted);
+  void SendRequests(const Member& to, const std::vector<FullRequest>& requests);
+  // Encodes a held summary (this node's or a member's); false when none is held.
+  bool EncodeHeld(const std::string& origin, std::string* codec_bytes);
+  void SendFull(const Member& to, const std::string& codec_bytes);
+  OriginState* MutableState(std::string_view id);
+  uint64_t HeldVersion(std::string_view id) const;
+
+  const std::string node_id_;
+  const int64_t gossip_interval_ms_;
+  const Membership& members_;
+  LocalNode* const self_;
+  PeerSummaries* const summaries_;
+  Outbox* const outbox_;
+  GossipStats* const stats_;
+  std::map<std::string, OriginState, std::less<>> state_;
+  std::set<std::string> push_links_;  // member ids of the delta links at the last round
+};
+
+}  // namespace peerbloom
+
+#endif  // PEERBLOOM_LIB_GOSSIP_DISSEMINATION_H_

@@ -1,0 +1,148 @@
+// This node's heartbeat and summary. Publication is checked against the held summary so that
+// what neighbours receive always rebuilds it exactly (invariant: no false negatives).
+#include "lib/gossip/local_node.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace peerbloom {
+namespace {
+
+// The positions flipped an odd number of times: a run of deltas collapsed into one.
+std::vector<uint64_t> NetFlips(std::vector<uint64_t> flips) {
+  std::sort(flips.begin(), flips.end());
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < flips.size();) {
+    size_t j = i;
+    while (j < flips.size() && flips[j] == flips[i]) ++j;
+    if ((j - i) % 2 == 1) out.push_back(flips[i]);
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+LocalNode::LocalNode(const GossipOptions& options)
+    : node_id_(options.node_id),
+      endpoint_(options.endpoint),
+      public_key_(options.public_key),
+      key_scheme_(options.key_scheme),
+      recent_delta_bytes_(options.recent_delta_bytes) {
+  own_.origin = node_id_;
+  own_.key_scheme = key_scheme_;
+}
+
+void LocalNode::Start() { heartbeat_ = std::max<uint64_t>(heartbeat_, 1); }
+
+void LocalNode::Beat() {
+  ++heartbeat_;
+  fresh_ = true;
+}
+
+void LocalNode::NoteRemoteHeartbeat(uint64_t epoch, uint64_t heartbeat) {
+  if (epoch == own_.epoch && heartbeat >= heartbeat_) {
+    heartbeat_ = heartbeat + 1;
+    fresh_ = true;
+  }
+}
+
+bool LocalNode::TakeFresh() { return std::exchange(fresh_, false); }
+
+bool LocalNode::PublishFull(const Summary& summary) {
+  if (summary.origin != node_id_ || summary.key_scheme != key_scheme_) return false;
+  own_ = summary;
+  own_digest_ = FilterDigest(own_.filter);
+  has_own_ = true;
+  own_full_pending_ = true;
+  pending_flips_.clear();
+  own_encoded_.clear();
+  fresh_ = true;
+  return true;
+}
+
+bool LocalNode::PublishDelta(const SummaryDelta& d) {
+  BloomFilter& f = own_.filter;
+  bool fits = has_own_ && d.origin == own_.origin && d.epoch == own_.epoch &&
+              d.base_version == own_.version && d.version > d.base_version && d.k == f.k() &&
+              d.log2_bits == f.log2_bits();
+  for (size_t i = 0; fits && i < d.flipped.size(); ++i) fits = d.flipped[i] <= f.mask();
+  if (!fits) return false;
+  uint64_t digest = own_digest_;
+  for (uint64_t p : d.flipped) digest ^= PositionDigest(p);
+  if (digest != d.result_digest) return false;
+  for (uint64_t p : d.flipped) f.FlipBit(p);
+  own_digest_ = digest;
+  own_.version = d.version;
+  own_.estimated_items = d.estimated_items;
+  pending_flips_.insert(pending_flips_.end(), d.flipped.begin(), d.flipped.end());
+  own_encoded_.clear();
+  return true;
+}
+
+bool LocalNode::PendingUpdate(WireType* type, std::string* codec_bytes) {
+  if (!has_own_) return false;
+  if (own_full_pending_) {
+    *type = WireType::kFullSummary;
+    return Encoded(codec_bytes);
+  }
+  if (own_.version <= announced_version_) return false;
+  SummaryDelta d;
+  d.origin = own_.origin;
+  d.epoch = own_.epoch;
+  d.base_version = announced_version_;
+  d.version = own_.version;
+  d.key_scheme = own_.key_scheme;
+  d.hash_scheme = own_.hash_scheme;
+  d.k = own_.filter.k();
+  d.log2_bits = own_.filter.log2_bits();
+  d.estimated_items = own_.estimated_items;
+  d.flipped = NetFlips(std::move(pending_flips_));
+  d.result_digest = own_digest_;
+  *type = WireType::kDelta;
+  if (EncodeDelta(d, codec_bytes).ok()) return true;
+  // Cannot happen for a delta built from our own state; a full summary still works.
+  *type = WireType::kFullSummary;
+  return Encoded(codec_bytes);
+}
+
+void LocalNode::MarkAnnounced(WireType type, const std::string& codec_bytes, int64_t now_ms) {
+  if (type == WireType::kDelta) {
+    own_recent_.Add(announced_version_, own_.version, codec_bytes, recent_delta_bytes_);
+  } else {
+    own_recent_.Clear();
+  }
+  own_full_pending_ = false;
+  pending_flips_.clear();
+  announced_version_ = own_.version;
+  announced_digest_ = own_digest_;
+  announced_ms_ = now_ms;
+}
+
+bool LocalNode::Encoded(std::string* codec_bytes) {
+  if (!has_own_) return false;
+  if (own_encoded_.empty() && !EncodeSummary(own_, &own_encoded_).ok()) return false;
+  *codec_bytes = own_encoded_;
+  return true;
+}
+
+std::vector<const CachedDelta*> LocalNode::DeltasFrom(uint64_t have) const {
+  return own_recent_.From(have, announced_version_);
+}
+
+DigestEntry LocalNode::Entry() const {
+  DigestEntry e;
+  e.origin = node_id_;
+  e.epoch = own_.epoch;
+  e.heartbeat = heartbeat_;
+  e.alive = true;
+  e.has_summary = has_own_ && !own_full_pending_;
+  e.version = e.has_summary ? announced_version_ : 0;
+  e.filter_digest = e.has_summary ? announced_digest_ : 0;
+  e.has_contact = true;
+  e.endpoint = endpoint_;
+  e.public_key = public_key_;
+  return e;
+}
+
+}  // namespace peerbloom

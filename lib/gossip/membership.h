@@ -1,0 +1,139 @@
+// Membership: who is in the cluster, who is alive, and which members this node links to.
+//
+// Members are learned from frame headers (heard directly) and from digest entries (heard
+// through gossip). A member is alive while its (epoch, heartbeat) advanced within the failure
+// timeout; a higher epoch is a restart. The neighbour set is the seeds plus `fanout` live
+// members chosen at random and re-chosen every shuffle; members that chose this node keep a
+// reverse link while their frames say so (docs/gossip.md).
+//
+// Pure state: nothing is sent from here. Calls that change links return whom to contact.
+#ifndef PEERBLOOM_LIB_GOSSIP_MEMBERSHIP_H_
+#define PEERBLOOM_LIB_GOSSIP_MEMBERSHIP_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/gossip/outbox.h"
+#include "peerbloom/gossip.h"
+#include "peerbloom/hash.h"
+#include "peerbloom/wire.h"
+
+namespace peerbloom {
+
+inline constexpr int64_t kNeverMs = INT64_MIN / 4;
+
+// What this node knows of another, apart from its summary.
+struct Member {
+  std::string id;
+  std::string endpoint;  // empty until learned
+  std::string public_key;
+  uint64_t epoch = 0;
+  uint64_t heartbeat = 0;
+  int64_t last_heard_ms = kNeverMs;     // local time (epoch, heartbeat) last advanced
+  int64_t created_ms = 0;               // local time it was first learned
+  bool was_alive = false;               // liveness at the last round, to see transitions
+  bool fresh = false;                   // advanced since the last round: gossip it
+  bool contact_fresh = false;           // contact changed since the last round: gossip it
+  bool chosen = false;                  // picked at random into the neighbour set
+  int64_t inbound_until_ms = kNeverMs;  // it chose us: keep the reverse link until then
+  uint64_t rank = 0;                    // orders inbound links when only some may carry deltas
+};
+
+struct SeedState {
+  Seed seed;
+  std::string member_id;  // resolved when a frame from its endpoint arrives
+  int64_t next_join_ms = 0;
+};
+
+class Membership {
+ public:
+  using MemberMap = std::map<std::string, Member, std::less<>>;
+  // Called with a member's id when its epoch advances (it restarted): what described the old
+  // incarnation's versions and links is void.
+  using EpochListener = std::function<void(const std::string& id)>;
+
+  // Uses node_id, endpoint, failure_timeout_ms, fanout, neighbour_shuffle_ms,
+  // anti_entropy_interval_ms, forget_dead_after_ms, max_members and rng_seed of `options`.
+  // `stats` (members_refused) must outlive it.
+  Membership(const GossipOptions& options, GossipStats* stats, EpochListener on_new_epoch);
+  Membership(const Membership&) = delete;
+  Membership& operator=(const Membership&) = delete;
+
+  // Failure detection: heard from within the failure timeout.
+  bool Alive(const Member& m, int64_t now_ms) const;
+  const Member* Find(std::string_view id) const;
+  const MemberMap& members() const { return members_; }
+
+  // A frame arrived: the sender's contact, liveness and link come from its header. Null when
+  // the member table is full.
+  const Member* AcceptSender(const WireHeader& h, int64_t now_ms);
+  // A digest entry about another node.
+  void Merge(const DigestEntry& e, int64_t now_ms);
+  // A summary or delta of `id` in `epoch` arrived: learns the member and a newer epoch. Null
+  // when the member is refused or the epoch is older than known.
+  const Member* AdvanceEpoch(std::string_view id, uint64_t epoch, int64_t now_ms);
+
+  // Starts the shuffle and join clocks.
+  void Start(int64_t now_ms);
+  // Records liveness for this round; returns the linked members that came back to life.
+  std::vector<const Member*> Revived(int64_t now_ms);
+  struct NeighbourChange {
+    std::vector<const Member*> joined;    // newly chosen: exchange everything with them
+    std::vector<const Member*> unlinked;  // no longer linked either way: tell them
+  };
+  // Keeps `fanout` live, reachable, non-seed members chosen; re-picks them all at a shuffle.
+  NeighbourChange RefreshNeighbours(int64_t now_ms);
+  // Seeds due a join digest: not heard from (or dead), once per anti-entropy interval.
+  std::vector<Seed> JoinsDue(int64_t now_ms);
+  // Live linked members. Deltas go on the links this node chose and on at most 2 x fanout
+  // of the links others chose (the lowest ranks, a stable pick).
+  std::vector<LinkTarget> Targets(int64_t now_ms) const;
+  // One of Targets() at random, for anti-entropy.
+  std::optional<LinkTarget> RandomTarget(int64_t now_ms);
+  // Members whose entry changed since the last call, with whether their contact did.
+  std::vector<std::pair<const Member*, bool>> TakeFresh();
+  // Members silent for failure timeout + forget_dead_after_ms (none when that is 0).
+  std::vector<std::string> ForgettableDead(int64_t now_ms) const;
+  // Removes a member. Returns its endpoint when a link to it may be open, else "".
+  std::string Forget(const std::string& id);
+
+  // Replaces the seeds; returns the endpoints of seeds no longer listed.
+  std::vector<std::string> SetSeeds(std::vector<Seed> seeds, int64_t now_ms);
+  bool IsSeed(const Member& m) const;
+  // In this node's own neighbour set: a seed or a random pick.
+  bool Chosen(const Member& m) const { return m.chosen || IsSeed(m); }
+  bool IsLinked(const Member& m, int64_t now_ms) const;
+
+ private:
+  Member* Mutable(std::string_view id);
+  Member* FindOrAdd(std::string_view id, int64_t now_ms);
+  // Records (epoch, heartbeat); returns true when it advanced.
+  bool Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms);
+  void SetContact(Member* m, const std::string& endpoint, const std::string& public_key);
+
+  const std::string node_id_;
+  const std::string endpoint_;
+  const int64_t failure_timeout_ms_;
+  const unsigned fanout_;
+  const int64_t shuffle_ms_;
+  const int64_t join_retry_ms_;
+  const int64_t forget_dead_after_ms_;
+  const size_t max_members_;
+  GossipStats* const stats_;
+  const EpochListener on_new_epoch_;
+  std::mt19937_64 rng_;
+  SipKey rank_key_;
+  int64_t next_shuffle_ms_ = 0;
+  MemberMap members_;
+  std::vector<SeedState> seeds_;
+};
+
+}  // namespace peerbloom
+
+#endif  // PEERBLOOM_LIB_GOSSIP_MEMBERSHIP_H_

@@ -1,0 +1,149 @@
+// Relay trees and repair (docs/gossip.md). Deltas are pushed on every delta link at first; a
+// delta that arrives twice prunes the later link for its origin (Plumtree's prune, per origin:
+// each origin's deltas settle on their own tree). A version that a digest announced but no
+// delta brought was lost on a pruned path: the announcer is grafted and asked for it.
+#include <map>
+
+#include "lib/gossip/dissemination.h"
+
+namespace peerbloom {
+
+// A copy from the node that delivered the original is a network duplicate, not a second path.
+void Dissemination::NoteDuplicate(const Member& sender, const Member& origin) {
+  const OriginState* o = Find(origin.id);
+  if (o != nullptr && o->last_from == sender.id) return;
+  OriginState& link = state_[sender.id];
+  if (!link.pruned_here.insert(origin.id).second) return;
+  link.prune_pending.push_back(origin.id);
+}
+
+bool Dissemination::Pushes(const LinkTarget& t, std::string_view origin) const {
+  if (!t.push) return false;
+  const OriginState* link = Find(t.member_id);
+  return link == nullptr || link->no_push.count(origin) == 0;
+}
+
+void Dissemination::OnPrune(const Member& sender, const std::vector<std::string>& origins) {
+  OriginState& link = state_[sender.id];
+  for (const std::string& origin : origins) link.no_push.insert(origin);
+}
+
+void Dissemination::OnGraft(const Member& sender, const std::vector<std::string>& origins) {
+  for (const std::string& origin : origins) Graft(sender, origin);
+}
+
+void Dissemination::Graft(const Member& sender, const std::string& origin) {
+  if (OriginState* link = MutableState(sender.id)) link->no_push.erase(origin);
+}
+
+void Dissemination::Relay(const WireFrame& frame, const std::string& from,
+                          const std::string& origin, int64_t now_ms) {
+  bool relayed = false;
+  for (const LinkTarget& t : members_.Targets(now_ms)) {
+    if (t.member_id == from || t.member_id == origin || !Pushes(t, origin)) continue;
+    outbox_->SendSummaryBytes(t.endpoint, t.public_key, t.chosen, WireType::kDelta,
+                              frame.summary_bytes);
+    relayed = true;
+  }
+  if (relayed) ++stats_->deltas_relayed;
+}
+
+void Dissemination::SendPrunes() {
+  for (auto& [id, st] : state_) {
+    if (st.prune_pending.empty()) continue;
+    const Member* m = members_.Find(id);
+    if (m != nullptr && !m->endpoint.empty() &&
+        outbox_->SendOrigins(m->endpoint, m->public_key, false, WireType::kPrune,
+                             st.prune_pending)) {
+      ++stats_->prunes;
+    }
+    st.prune_pending.clear();
+  }
+}
+
+// Origins whose last delta came over a link that no longer carries deltas (the member died,
+// was shuffled out, or fell out of the inbound cap) may have no path left: the remaining delta
+// links that were pruned for them are grafted back at once rather than after a repair.
+void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
+  std::set<std::string> now_links;
+  for (const LinkTarget& t : targets) {
+    if (t.push) now_links.insert(t.member_id);
+  }
+  std::vector<std::string> orphans;
+  for (const std::string& lost : push_links_) {
+    if (now_links.count(lost) != 0) continue;
+    if (OriginState* link = MutableState(lost)) {
+      link->no_push.clear();
+      link->pruned_here.clear();
+    }
+    for (const auto& [id, st] : state_) {
+      if (st.last_from == lost) orphans.push_back(id);
+    }
+  }
+  push_links_ = std::move(now_links);
+  if (orphans.empty()) return;
+  for (const LinkTarget& t : targets) {
+    OriginState* link = t.push ? MutableState(t.member_id) : nullptr;
+    if (link == nullptr) continue;
+    std::vector<std::string> graft;
+    for (const std::string& origin : orphans) {
+      if (origin != t.member_id && link->pruned_here.erase(origin) != 0) graft.push_back(origin);
+    }
+    if (!graft.empty() &&
+        outbox_->SendOrigins(t.endpoint, t.public_key, t.chosen, WireType::kGraft, graft)) {
+      ++stats_->grafts;
+    }
+  }
+}
+
+// The announcer pushes to us again once asked, and answers with its recent deltas or a full
+// summary.
+void Dissemination::Repair(int64_t now_ms) {
+  std::map<std::string, std::vector<FullRequest>> by_announcer;
+  for (auto& [id, st] : state_) {
+    if (st.announced_ms == kNeverMs || now_ms - st.announced_ms < gossip_interval_ms_) continue;
+    st.announced_ms = now_ms;  // retried an interval later if still missing
+    const Member* m = members_.Find(id);
+    const Member* announcer = members_.Find(st.announced_by);
+    if (m == nullptr || announcer == nullptr || announcer->endpoint.empty() ||
+        !members_.Alive(*announcer, now_ms)) {
+      continue;
+    }
+    OriginState* link = MutableState(announcer->id);
+    if (link != nullptr && link->pruned_here.erase(id) != 0) ++stats_->grafts;
+    WantFull(*m, &by_announcer[announcer->id], now_ms);
+  }
+  for (const auto& [announcer, requests] : by_announcer) {
+    if (!requests.empty()) ++stats_->resyncs_requested;
+    SendRequests(*members_.Find(announcer), requests);
+  }
+}
+
+void Dissemination::SendOwnUpdates(int64_t now_ms) {
+  WireType type = WireType::kDelta;
+  std::string bytes;
+  if (!self_->PendingUpdate(&type, &bytes)) return;
+  for (const LinkTarget& t : members_.Targets(now_ms)) {
+    if (type == WireType::kDelta && !Pushes(t, node_id_)) continue;
+    outbox_->SendSummaryBytes(t.endpoint, t.public_key, t.chosen, type, bytes);
+  }
+  self_->MarkAnnounced(type, bytes, now_ms);
+}
+
+// Only on links this node chose: a seed with hundreds of inbound links does not send each of
+// them every heartbeat; they hear it through their own choices and anti-entropy.
+void Dissemination::SendHeartbeats(bool self_fresh,
+                                   const std::vector<std::pair<const Member*, bool>>& fresh,
+                                   int64_t now_ms) {
+  DigestBody body;
+  if (self_fresh) body.entries.push_back(self_->Entry());
+  for (const auto& [m, with_contact] : fresh) {
+    body.entries.push_back(EntryOf(*m, with_contact, now_ms));
+  }
+  if (body.entries.empty()) return;
+  for (const LinkTarget& t : members_.Targets(now_ms)) {
+    if (t.chosen) outbox_->SendDigest(t.endpoint, t.public_key, t.chosen, body);
+  }
+}
+
+}  // namespace peerbloom
