@@ -1,0 +1,164 @@
+// Membership: member state transitions and failure detection driven by explicit times.
+#include "lib/gossip/membership.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace peerbloom {
+namespace {
+
+GossipOptions Options() {
+  GossipOptions o;
+  o.node_id = "a";
+  o.endpoint = "tcp://a:1";
+  o.failure_timeout_ms = 1000;
+  o.forget_dead_after_ms = 500;
+  o.max_members = 2;
+  return o;
+}
+
+WireHeader From(const std::string& id, uint64_t epoch, uint64_t heartbeat) {
+  WireHeader h;
+  h.flags = kWireFlagContact;
+  h.sender_id = id;
+  h.sender_endpoint = "tcp://" + id + ":1";
+  h.sender_epoch = epoch;
+  h.sender_heartbeat = heartbeat;
+  return h;
+}
+
+struct Fixture {
+  GossipOptions options = Options();
+  GossipStats stats;
+  std::vector<std::string> restarted;
+  Membership members{options, &stats, [this](const std::string& id) { restarted.push_back(id); }};
+};
+
+TEST(Membership, AMemberHeardDirectlyIsAliveUntilTheFailureTimeoutPasses) {
+  Fixture f;
+  const Member* b = f.members.AcceptSender(From("b", 1, 1), 100);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->endpoint, "tcp://b:1");
+  EXPECT_EQ(b->last_heard_ms, 100);
+  EXPECT_TRUE(f.members.Alive(*b, 1100));   // exactly the timeout: still alive
+  EXPECT_FALSE(f.members.Alive(*b, 1101));  // one past: dead
+  // A frame with no progress does not refresh liveness; a newer heartbeat does.
+  f.members.AcceptSender(From("b", 1, 1), 1000);
+  EXPECT_EQ(b->last_heard_ms, 100);
+  f.members.AcceptSender(From("b", 1, 2), 1050);
+  EXPECT_EQ(b->last_heard_ms, 1050);
+  EXPECT_TRUE(f.members.Alive(*b, 2050));
+  EXPECT_FALSE(f.members.Alive(*b, 2051));
+}
+
+TEST(Membership, AMemberLearnedDeadThroughGossipIsNotCalledAlive) {
+  Fixture f;
+  DigestEntry e;
+  e.origin = "c";
+  e.epoch = 3;
+  e.heartbeat = 9;
+  e.alive = false;
+  f.members.Merge(e, 100);
+  const Member* c = f.members.Find("c");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->epoch, 3u);
+  EXPECT_EQ(c->heartbeat, 9u);
+  EXPECT_EQ(c->last_heard_ms, kNeverMs);
+  EXPECT_FALSE(f.members.Alive(*c, 100));
+  // The same heartbeat from a node that sees it alive is progress: never heard before.
+  e.alive = true;
+  f.members.Merge(e, 200);
+  EXPECT_EQ(c->last_heard_ms, 200);
+  EXPECT_TRUE(f.members.Alive(*c, 200));
+}
+
+TEST(Membership, AHigherEpochIsARestartAndAnOlderOneIsRefused) {
+  Fixture f;
+  f.members.AcceptSender(From("b", 1, 5), 100);
+  EXPECT_EQ(f.restarted.size(), 1u);  // the first epoch heard replaces epoch 0
+  f.restarted.clear();
+  const Member* b = f.members.AdvanceEpoch("b", 2, 200);
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(f.restarted, (std::vector<std::string>{"b"}));
+  EXPECT_EQ(b->epoch, 2u);
+  EXPECT_EQ(b->heartbeat, 0u);
+  EXPECT_EQ(b->last_heard_ms, 200);
+  EXPECT_EQ(f.members.AdvanceEpoch("b", 1, 300), nullptr);
+  EXPECT_EQ(f.members.AdvanceEpoch("b", 2, 300), b);  // same epoch: no new restart
+  EXPECT_EQ(f.restarted.size(), 1u);
+  EXPECT_EQ(b->last_heard_ms, 200);
+  EXPECT_EQ(f.members.AdvanceEpoch("a", 1, 300), nullptr);  // this node is never a member
+}
+
+TEST(Membership, RefusesMembersBeyondTheTableAndCountsThem) {
+  Fixture f;
+  EXPECT_NE(f.members.AcceptSender(From("b", 1, 1), 0), nullptr);
+  EXPECT_NE(f.members.AcceptSender(From("c", 1, 1), 0), nullptr);
+  EXPECT_EQ(f.members.AcceptSender(From("d", 1, 1), 0), nullptr);
+  EXPECT_EQ(f.stats.members_refused, 1u);
+  EXPECT_EQ(f.members.members().size(), 2u);
+}
+
+TEST(Membership, ForgetsTheDeadAfterTimeoutPlusForgetDelay) {
+  Fixture f;
+  f.members.AcceptSender(From("b", 1, 1), 100);
+  EXPECT_TRUE(f.members.ForgettableDead(1600).empty());  // 1500 silent: not yet
+  EXPECT_EQ(f.members.ForgettableDead(1601), (std::vector<std::string>{"b"}));
+  // Linked both ways (its frames named no neighbour flag): no open link to report.
+  EXPECT_EQ(f.members.Forget("b"), "");
+  EXPECT_EQ(f.members.Find("b"), nullptr);
+}
+
+TEST(Membership, AnInboundLinkLastsTheFailureTimeoutOrUntilUnlinked) {
+  Fixture f;
+  WireHeader h = From("b", 1, 1);
+  h.flags |= kWireFlagNeighbour;
+  const Member* b = f.members.AcceptSender(h, 100);
+  EXPECT_TRUE(f.members.IsLinked(*b, 1100));
+  EXPECT_FALSE(f.members.IsLinked(*b, 1101));
+  std::vector<LinkTarget> targets = f.members.Targets(500);
+  ASSERT_EQ(targets.size(), 1u);
+  EXPECT_FALSE(targets[0].chosen);
+  EXPECT_TRUE(targets[0].push);  // within the inbound cap
+  h.flags = kWireFlagUnlink;
+  h.sender_heartbeat = 2;
+  f.members.AcceptSender(h, 200);
+  EXPECT_FALSE(f.members.IsLinked(*b, 200));
+  EXPECT_TRUE(f.members.Targets(500).empty());
+}
+
+TEST(Membership, FreshEntriesAreTakenOnce) {
+  Fixture f;
+  f.members.AcceptSender(From("b", 1, 1), 100);
+  std::vector<std::pair<const Member*, bool>> fresh = f.members.TakeFresh();
+  ASSERT_EQ(fresh.size(), 1u);
+  EXPECT_EQ(fresh[0].first->id, "b");
+  EXPECT_TRUE(fresh[0].second);  // its contact was learned
+  EXPECT_TRUE(f.members.TakeFresh().empty());
+}
+
+TEST(Membership, ChoosesAtMostFanoutLiveReachableMembers) {
+  GossipOptions o = Options();
+  o.max_members = 10;
+  o.fanout = 2;
+  GossipStats stats;
+  Membership members(o, &stats, [](const std::string&) {});
+  for (const char* id : {"b", "c", "d", "e"}) members.AcceptSender(From(id, 1, 1), 100);
+  Membership::NeighbourChange change = members.RefreshNeighbours(100);
+  EXPECT_EQ(change.joined.size(), 2u);
+  EXPECT_TRUE(change.unlinked.empty());
+  for (const Member* m : change.joined) EXPECT_TRUE(m->chosen);
+  // Dead members are unchosen, and live ones take their place.
+  for (const char* id : {"b", "c", "d", "e"}) {
+    const Member* m = members.Find(id);
+    if (!m->chosen) members.AcceptSender(From(id, 1, 2), 1500);
+  }
+  change = members.RefreshNeighbours(1500);
+  EXPECT_EQ(change.joined.size(), 2u);
+  EXPECT_EQ(change.unlinked.size(), 2u);
+}
+
+}  // namespace
+}  // namespace peerbloom
