@@ -161,14 +161,8 @@ void Imports::Apply(const ImportedDigestEntry& e, CacheDigest* digest, const Mem
 }
 
 void Imports::Store(const ImportedDigestEntry& e, CacheDigest digest, int64_t now_ms) {
-  HeldImport& imp = imports_[e.origin];
-  DropSlot(&imp);
-  imp.id = e.origin;
-  imp.importer = e.importer;
-  imp.source_url = e.source_url;
-  imp.version = e.version;
+  HeldImport& imp = Replace(e, now_ms);
   imp.fetched_unix_ms = e.fetched_unix_ms;
-  imp.received_ms = now_ms;
   const uint64_t lifetime = std::min<uint64_t>(e.lifetime_ms, kMaxImportLifetimeMs);
   imp.expires_ms = now_ms + static_cast<int64_t>(lifetime);
   imp.withdrawn = false;
@@ -180,15 +174,20 @@ void Imports::Store(const ImportedDigestEntry& e, CacheDigest digest, int64_t no
   imp.slot = slots_->InsertForeign(imp.id, std::make_unique<SquidDigestSummary>(std::move(digest)));
 }
 
-void Imports::Withdraw(const ImportedDigestEntry& e, int64_t now_ms) {
+HeldImport& Imports::Replace(const ImportedDigestEntry& e, int64_t now_ms) {
   HeldImport& imp = imports_[e.origin];
   DropSlot(&imp);
   imp.id = e.origin;
   imp.importer = e.importer;
   imp.source_url = e.source_url;
   imp.version = e.version;
-  imp.withdrawn = true;
   imp.received_ms = now_ms;
+  return imp;
+}
+
+void Imports::Withdraw(const ImportedDigestEntry& e, int64_t now_ms) {
+  HeldImport& imp = Replace(e, now_ms);
+  imp.withdrawn = true;
   const uint64_t lifetime = std::min<uint64_t>(e.lifetime_ms, INT64_MAX / 4);
   imp.expires_ms = now_ms + std::min(static_cast<int64_t>(lifetime), kMaxImportLifetimeMs);
 }

@@ -78,6 +78,8 @@ class Imports {
              int64_t now_ms);
   void Store(const ImportedDigestEntry& e, CacheDigest digest, int64_t now_ms);
   void Withdraw(const ImportedDigestEntry& e, int64_t now_ms);
+  // The held import of e.origin with its slot dropped and e's identity and version set.
+  HeldImport& Replace(const ImportedDigestEntry& e, int64_t now_ms);
   void DropSlot(HeldImport* imp);
   ImportedDigestEntry EntryOf(const HeldImport& imp, bool with_digest, int64_t now_ms) const;
   // Sends an import to every live linked member but `skip_a` and `skip_b`.

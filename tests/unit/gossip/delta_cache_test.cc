@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace peerbloom {
@@ -15,13 +16,15 @@ std::vector<uint64_t> Bases(const std::vector<const CachedDelta*>& chain) {
   return out;
 }
 
+// (deltas held, bytes held)
+std::pair<size_t, size_t> Held(const DeltaCache& c) { return {c.size(), c.bytes()}; }
+
 TEST(DeltaCache, ServesTheChainFromAnyHeldBaseToTheCurrentVersion) {
   DeltaCache c;
   c.Add(1, 2, "aa", 100);
   c.Add(2, 3, "bbb", 100);
   c.Add(3, 4, "c", 100);
-  EXPECT_EQ(c.size(), 3u);
-  EXPECT_EQ(c.bytes(), 6u);
+  EXPECT_EQ(Held(c), (std::pair<size_t, size_t>{3, 6}));
   EXPECT_EQ(Bases(c.From(1, 4)), (std::vector<uint64_t>{1, 2, 3}));
   EXPECT_EQ(Bases(c.From(3, 4)), (std::vector<uint64_t>{3}));
   EXPECT_TRUE(c.From(0, 4).empty());  // older than the chain reaches
@@ -33,32 +36,24 @@ TEST(DeltaCache, DropsTheOldestBeyondTheByteCap) {
   c.Add(1, 2, "aaaa", 10);
   c.Add(2, 3, "bbbb", 10);
   c.Add(3, 4, "cccc", 10);  // 12 bytes: the first goes
-  EXPECT_EQ(c.size(), 2u);
-  EXPECT_EQ(c.bytes(), 8u);
+  EXPECT_EQ(Held(c), (std::pair<size_t, size_t>{2, 8}));
   EXPECT_TRUE(c.From(1, 4).empty());
   EXPECT_EQ(Bases(c.From(2, 4)), (std::vector<uint64_t>{2, 3}));
 }
 
-TEST(DeltaCache, ADeltaLargerThanTheCapEmptiesIt) {
-  DeltaCache c;
-  c.Add(1, 2, "aa", 4);
-  c.Add(2, 3, "bbbbb", 4);
-  EXPECT_EQ(c.size(), 0u);
-  EXPECT_EQ(c.bytes(), 0u);
-  EXPECT_TRUE(c.From(2, 3).empty());
-}
-
-TEST(DeltaCache, ABreakInTheChainStartsANewOne) {
+TEST(DeltaCache, ABreakInTheChainOrAnOversizedDeltaStartsOver) {
   DeltaCache c;
   c.Add(1, 2, "aa", 100);
-  c.Add(5, 6, "bb", 100);
-  EXPECT_EQ(c.size(), 1u);
-  EXPECT_EQ(c.bytes(), 2u);
+  c.Add(5, 6, "bb", 100);  // does not continue 1 -> 2
+  EXPECT_EQ(Held(c), (std::pair<size_t, size_t>{1, 2}));
   EXPECT_TRUE(c.From(1, 6).empty());
   EXPECT_EQ(Bases(c.From(5, 6)), (std::vector<uint64_t>{5}));
+  c.Add(6, 7, "ccccc", 4);  // larger than the cap: no chain can hold it
+  EXPECT_EQ(Held(c), (std::pair<size_t, size_t>{0, 0}));
+  EXPECT_TRUE(c.From(6, 7).empty());
+  c.Add(7, 8, "dd", 100);
   c.Clear();
-  EXPECT_EQ(c.size(), 0u);
-  EXPECT_EQ(c.bytes(), 0u);
+  EXPECT_EQ(Held(c), (std::pair<size_t, size_t>{0, 0}));
 }
 
 }  // namespace

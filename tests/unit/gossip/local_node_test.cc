@@ -6,24 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/gossip/part_options.h"
+
 namespace peerbloom {
 namespace {
 
-GossipOptions Options() {
-  GossipOptions o;
-  o.node_id = "a";
-  o.endpoint = "tcp://a:1";
-  o.key_scheme = KeyScheme::kRaw;
-  return o;
-}
+GossipOptions Options() { return test::PartOptions("a"); }
 
+// Epoch 4, version 1, an empty filter of 1024 bits and k = 2.
 Summary Full() {
   Summary s;
+  s.filter = BloomFilter(10, 2);
   s.origin = "a";
   s.epoch = 4;
   s.version = 1;
-  s.key_scheme = KeyScheme::kRaw;
-  s.filter = BloomFilter(10, 2);
   return s;
 }
 

@@ -6,13 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "tests/unit/gossip/part_options.h"
+
 namespace peerbloom {
 namespace {
 
 GossipOptions Options() {
-  GossipOptions o;
-  o.node_id = "a";
-  o.endpoint = "tcp://a:1";
+  GossipOptions o = test::PartOptions("a");
   o.failure_timeout_ms = 1000;
   o.forget_dead_after_ms = 500;
   o.max_members = 2;

@@ -4,35 +4,41 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "lib/gossip/local_node.h"
+#include "tests/unit/gossip/part_options.h"
 
 namespace peerbloom {
 namespace {
 
 GossipOptions Options() {
-  GossipOptions o;
-  o.node_id = "a";
-  o.endpoint = "tcp://a:1";
+  GossipOptions o = test::PartOptions("a");
   o.cluster_tag = 77;
   return o;
 }
 
-TEST(Outbox, HeaderNamesThisNodeAndItsHeartbeat) {
-  GossipOptions o = Options();
-  LocalNode self(o);
+// An outbox of node "a" with its own local node and counters.
+struct Fixture {
+  explicit Fixture(GossipOptions o) : options(std::move(o)) {}
+  GossipOptions options;
+  LocalNode self{options};
   GossipStats stats;
-  Outbox out(o, self, &stats);
-  self.Start();
-  self.Beat();
-  WireHeader h = out.Header(/*chosen=*/true, /*contact=*/false);
+  Outbox out{options, self, &stats};
+};
+
+TEST(Outbox, HeaderNamesThisNodeAndItsHeartbeat) {
+  Fixture f(Options());
+  f.self.Start();
+  f.self.Beat();
+  WireHeader h = f.out.Header(/*chosen=*/true, /*contact=*/false);
   EXPECT_EQ(h.cluster_tag, 77u);
   EXPECT_EQ(h.sender_id, "a");
   EXPECT_EQ(h.sender_heartbeat, 2u);
   EXPECT_EQ(h.flags, kWireFlagNeighbour);
   EXPECT_EQ(h.sender_endpoint, "");
-  h = out.Header(false, true);
+  h = f.out.Header(false, true);
   EXPECT_EQ(h.flags, kWireFlagContact);
   EXPECT_EQ(h.sender_endpoint, "tcp://a:1");
 }
@@ -40,9 +46,9 @@ TEST(Outbox, HeaderNamesThisNodeAndItsHeartbeat) {
 TEST(Outbox, DropsFramesBeyondTheEndpointCapUntilTaken) {
   GossipOptions o = Options();
   o.max_pending_bytes_per_endpoint = 10;
-  LocalNode self(o);
-  GossipStats stats;
-  Outbox out(o, self, &stats);
+  Fixture f(o);
+  Outbox& out = f.out;
+  const GossipStats& stats = f.stats;
   out.Send("tcp://b:1", "", "123456", WireType::kDigest);
   out.Send("tcp://b:1", "", "12345", WireType::kDelta);            // 11 bytes: dropped
   out.Send("tcp://b:1", "", "1234", WireType::kDelta);             // exactly 10: kept
@@ -69,10 +75,8 @@ TEST(Outbox, DropsFramesBeyondTheEndpointCapUntilTaken) {
 }
 
 TEST(Outbox, ListsEachDroppedEndpointOnce) {
-  GossipOptions o = Options();
-  LocalNode self(o);
-  GossipStats stats;
-  Outbox out(o, self, &stats);
+  Fixture f(Options());
+  Outbox& out = f.out;
   out.NoteDropped("tcp://b:1");
   out.NoteDropped("");
   out.NoteDropped("tcp://c:1");
@@ -82,12 +86,9 @@ TEST(Outbox, ListsEachDroppedEndpointOnce) {
 }
 
 TEST(Outbox, UnlinkIsAnEmptyDigestWithTheUnlinkFlag) {
-  GossipOptions o = Options();
-  LocalNode self(o);
-  GossipStats stats;
-  Outbox out(o, self, &stats);
-  out.SendUnlink("tcp://b:1", "");
-  std::vector<Outgoing> taken = out.TakeOutgoing();
+  Fixture f(Options());
+  f.out.SendUnlink("tcp://b:1", "");
+  std::vector<Outgoing> taken = f.out.TakeOutgoing();
   ASSERT_EQ(taken.size(), 1u);
   WireFrame frame;
   ASSERT_TRUE(DecodeFrame(taken[0].payload, WireLimits(), &frame).ok());
