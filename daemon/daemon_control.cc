@@ -4,7 +4,6 @@
 // not be UTF-8, and any part of a request quoted in a reply goes through QuoteBytes.
 #include <spdlog/spdlog.h>
 
-#include <array>
 #include <charconv>
 #include <cstdint>
 #include <unordered_map>
@@ -12,6 +11,7 @@
 #include "daemon/daemon.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/summary.h"
+#include "peerbloom/who_has_batch.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -108,8 +108,6 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
   const int64_t now = clock_->NowMs();
   nlohmann::json nodes = nlohmann::json::array();
   std::unordered_map<std::string, size_t> index_of;
-  std::vector<PeerMatch> matches;
-  uint64_t count = 0, claimed = 0, invalid = 0;
   reply_body->reserve(body.size() / 8 + 16);
   auto node_index = [&](const PeerMatch& m, bool local) {
     auto [it, inserted] = index_of.try_emplace(m.node_id, nodes.size());
@@ -124,61 +122,46 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
   };
   const PeerMatch self{config_.node_id, advertise_, 0, false};
   size_t self_index = SIZE_MAX;
-  // Keys go through in groups: first every key of a group is encoded and hashed and its
-  // counters are prefetched, then the group is probed, so the counting filter's cache misses
-  // (it is tens of MiB) overlap instead of queueing one after another.
-  constexpr size_t kGroup = 16;
-  std::array<std::string, kGroup> group_keys;
-  std::array<KeyHash, kGroup> group_hashes;
-  std::array<bool, kGroup> group_valid;
-  size_t filled = 0;
-  const CountingBloomFilter& filter = store_->filter();
-  const char* cells = filter.raw_cells().data();
-  auto answer_group = [&] {
-    for (size_t g = 0; g < filled; ++g) {
-      if (!group_valid[g]) {
-        reply_body->append("!\n");
-        continue;
-      }
-      const bool local = filter.MayContain(group_hashes[g]);
-      matches.clear();
-      engine_->WhoHas(group_keys[g], group_hashes[g], now, &matches);
-      if (local || !matches.empty()) ++claimed;
-      if (local) {
-        // The node table entry of this node is made once per request, not per key.
-        if (self_index == SIZE_MAX) self_index = node_index(self, true);
-        AppendIndex(reply_body, self_index);
-      }
-      for (size_t i = 0; i < matches.size(); ++i) {
-        if (local || i > 0) reply_body->push_back(' ');
-        AppendIndex(reply_body, node_index(matches[i], false));
-      }
-      reply_body->push_back('\n');
-    }
-    filled = 0;
-  };
+  WhoHasBatch batch(
+      store_->filter(), store_->hasher(),
+      [this, now](std::string_view key, const KeyHash& hash, std::vector<PeerMatch>* out) {
+        engine_->WhoHas(key, hash, now, out);
+      },
+      nullptr,
+      [&](const WhoHasAnswer& answer) {
+        if (!answer.valid) {
+          reply_body->append("!\n");
+          return;
+        }
+        if (answer.local) {
+          // The node table entry of this node is made once per request, not per key.
+          if (self_index == SIZE_MAX) self_index = node_index(self, true);
+          AppendIndex(reply_body, self_index);
+        }
+        for (size_t i = 0; i < answer.peers->size(); ++i) {
+          if (answer.local || i > 0) reply_body->push_back(' ');
+          AppendIndex(reply_body, node_index((*answer.peers)[i], false));
+        }
+        reply_body->push_back('\n');
+      });
+  std::string key_bytes;
   ForEachLine(body, [&](std::string_view line) {
-    ++count;
-    const size_t g = filled++;
-    group_valid[g] = !line.empty();
-    if (group_valid[g] && keys) {
-      group_valid[g] = KeyBytesFromToken(config_.key_scheme, line, &group_keys[g]).ok();
-    } else if (group_valid[g]) {
-      group_keys[g].assign(store_->encoder()->FromUrl(line));
+    bool valid = !line.empty();
+    if (valid && keys) {
+      valid = KeyBytesFromToken(config_.key_scheme, line, &key_bytes).ok();
+    } else if (valid) {
+      key_bytes.assign(store_->encoder()->FromUrl(line));
     }
-    if (group_valid[g]) {
-      group_hashes[g] = store_->hasher().Hash(group_keys[g]);
-      ForEachProbe(group_hashes[g], filter.k(), filter.mask(),
-                   [cells](uint64_t pos) { __builtin_prefetch(cells + (pos >> 1)); });
+    if (valid) {
+      batch.Add(key_bytes);
     } else {
-      ++invalid;
+      batch.AddInvalid();
     }
-    if (filled == kGroup) answer_group();
   });
-  answer_group();
-  (*reply)["count"] = count;
-  (*reply)["claimed"] = claimed;
-  (*reply)["invalid"] = invalid;
+  batch.Finish();
+  (*reply)["count"] = batch.count();
+  (*reply)["claimed"] = batch.claimed();
+  (*reply)["invalid"] = batch.invalid();
   (*reply)["nodes"] = std::move(nodes);
   return Status::Ok();
 }

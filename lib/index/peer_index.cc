@@ -200,6 +200,14 @@ void PeerIndex::Query(const KeyHash& hash, std::vector<Slot>* out) const {
   }
 }
 
+void PeerIndex::Prefetch(const KeyHash& hash) const noexcept {
+  uint64_t positions[kMaxHashes];
+  for (const auto& g : groups_) {
+    ComputePositions(*g, hash, positions);
+    for (unsigned j = 0; j < g->k(); ++j) __builtin_prefetch(g->Row(positions[j]));
+  }
+}
+
 void PeerIndex::QueryKey(std::string_view key_bytes, const KeyHash& hash,
                          std::vector<Slot>* out) const {
   Query(hash, out);

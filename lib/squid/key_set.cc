@@ -4,20 +4,12 @@
 
 #include <cstring>
 
+#include "peerbloom/byte_io.h"
+
 namespace peerbloom {
 namespace {
 
 constexpr size_t kMinSlots = 16;
-
-void PutLe64(uint64_t v, std::string* out) {
-  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-
-uint64_t GetLe64(const char* p) noexcept {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(p[i]);
-  return v;
-}
 
 }  // namespace
 
@@ -116,11 +108,11 @@ void SquidKeySet::EncodeTo(std::string* out) const {
   out->push_back(static_cast<char>(kFormatVersion));
   out->push_back(static_cast<char>(kFormatVersion));  // minimum reader version
   out->append(2, '\0');
-  PutLe64(size(), out);
+  PutU64(out, size());
   ForEach([out](const SquidKey& key) {
     out->append(reinterpret_cast<const char*>(key.data()), key.size());
   });
-  PutLe64(XXH64(out->data() + start, out->size() - start, 0), out);
+  PutU64(out, XXH64(out->data() + start, out->size() - start, 0));
 }
 
 Status SquidKeySet::DecodeFrom(std::string_view bytes, size_t max_keys) {
@@ -137,7 +129,7 @@ Status SquidKeySet::DecodeFrom(std::string_view bytes, size_t max_keys) {
                                 std::to_string(min_reader) + "'; this reader is '" +
                                 std::to_string(kFormatVersion) + "'");
   }
-  const uint64_t count = GetLe64(bytes.data() + 8);
+  const uint64_t count = LoadFixed(bytes.data() + 8, 8);
   const size_t body = bytes.size() - kHeaderBytes - kTrailerBytes;
   if (body % 16 != 0 || count != body / 16) {
     return Status::Corruption("key set snapshot declares '" + std::to_string(count) +
@@ -149,7 +141,7 @@ Status SquidKeySet::DecodeFrom(std::string_view bytes, size_t max_keys) {
                                      "'");
   }
   const size_t checked = bytes.size() - kTrailerBytes;
-  if (XXH64(bytes.data(), checked, 0) != GetLe64(bytes.data() + checked)) {
+  if (XXH64(bytes.data(), checked, 0) != LoadFixed(bytes.data() + checked, 8)) {
     return Status::Corruption("key set snapshot checksum mismatch");
   }
   SquidKeySet fresh(seed_);

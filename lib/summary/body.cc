@@ -8,9 +8,9 @@
 #include <memory>
 #include <string>
 
-#include "lib/summary/byte_io.h"
 #include "lib/summary/format.h"
 #include "lib/summary/golomb.h"
+#include "peerbloom/byte_io.h"
 
 namespace peerbloom::summary_internal {
 namespace {

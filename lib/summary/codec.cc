@@ -12,7 +12,7 @@
 namespace peerbloom {
 namespace {
 
-using summary_internal::WireHeader;
+using summary_internal::MessageFields;
 
 std::string Quote(uint64_t value) { return "'" + std::to_string(value) + "'"; }
 
@@ -34,8 +34,8 @@ Status CheckFilter(const BloomFilter& filter) {
   return Status::Ok();
 }
 
-WireHeader SummaryHeader(const Summary& s) {
-  WireHeader h;
+MessageFields SummaryHeader(const Summary& s) {
+  MessageFields h;
   h.kind = MessageKind::kFullSummary;
   h.key_scheme = s.key_scheme;
   h.hash_scheme = s.hash_scheme;
@@ -103,7 +103,7 @@ Status CheckDelta(const SummaryDelta& d) {
 Status EncodeSummary(const Summary& summary, std::string* out, std::optional<BodyEncoding> force) {
   PEERBLOOM_RETURN_IF_ERROR(CheckOrigin(summary.origin));
   PEERBLOOM_RETURN_IF_ERROR(CheckFilter(summary.filter));
-  WireHeader header = SummaryHeader(summary);
+  MessageFields header = SummaryHeader(summary);
   std::string body;
   if (force.has_value()) {
     header.body_encoding = *force;
@@ -117,7 +117,7 @@ Status EncodeSummary(const Summary& summary, std::string* out, std::optional<Bod
 }
 
 Status DecodeSummary(std::string_view bytes, const DecodeLimits& limits, Summary* out) {
-  WireHeader h;
+  MessageFields h;
   std::string_view body;
   PEERBLOOM_RETURN_IF_ERROR(summary_internal::ParseMessage(bytes, limits, &h, &body));
   if (h.kind != MessageKind::kFullSummary) {
@@ -142,7 +142,7 @@ Status DecodeSummary(std::string_view bytes, const DecodeLimits& limits, Summary
 
 Status EncodeDelta(const SummaryDelta& delta, std::string* out) {
   PEERBLOOM_RETURN_IF_ERROR(CheckDelta(delta));
-  WireHeader h;
+  MessageFields h;
   h.kind = MessageKind::kDelta;
   h.key_scheme = delta.key_scheme;
   h.hash_scheme = delta.hash_scheme;
@@ -163,7 +163,7 @@ Status EncodeDelta(const SummaryDelta& delta, std::string* out) {
 }
 
 Status DecodeDelta(std::string_view bytes, const DecodeLimits& limits, SummaryDelta* out) {
-  WireHeader h;
+  MessageFields h;
   std::string_view body;
   PEERBLOOM_RETURN_IF_ERROR(summary_internal::ParseMessage(bytes, limits, &h, &body));
   if (h.kind != MessageKind::kDelta) {
@@ -187,7 +187,7 @@ Status DecodeDelta(std::string_view bytes, const DecodeLimits& limits, SummaryDe
 }
 
 Status PeekHeader(std::string_view bytes, const DecodeLimits& limits, MessageHeader* out) {
-  WireHeader h;
+  MessageFields h;
   std::string_view body;
   PEERBLOOM_RETURN_IF_ERROR(summary_internal::ParseMessage(bytes, limits, &h, &body));
   MessageHeader m;

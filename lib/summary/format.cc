@@ -5,8 +5,8 @@
 #include <algorithm>
 #include <string>
 
-#include "lib/summary/byte_io.h"
 #include "peerbloom/bloom_probe.h"
+#include "peerbloom/byte_io.h"
 
 namespace peerbloom::summary_internal {
 namespace {
@@ -31,7 +31,7 @@ bool ReadFixed(ByteReader* in, FixedFields* f) {
 }
 
 // Magic and versions: what decides whether this reader may go on at all.
-Status CheckPrefix(std::string_view bytes, const DecodeLimits& limits, WireHeader* h) {
+Status CheckPrefix(std::string_view bytes, const DecodeLimits& limits, MessageFields* h) {
   if (bytes.size() > limits.max_encoded_bytes) {
     return Status::ResourceExhausted("summary message of " + Quote(bytes.size()) +
                                      " bytes exceeds the limit of " +
@@ -79,7 +79,7 @@ Status CheckFraming(std::string_view bytes, uint16_t header_length, const FixedF
   return Status::Ok();
 }
 
-Status CheckEnums(const FixedFields& f, WireHeader* h) {
+Status CheckEnums(const FixedFields& f, MessageFields* h) {
   if (f.kind != static_cast<uint8_t>(MessageKind::kFullSummary) &&
       f.kind != static_cast<uint8_t>(MessageKind::kDelta)) {
     return Status::NotSupported("unknown summary message kind " + Quote(f.kind));
@@ -119,7 +119,7 @@ Status CheckGeometry(const FixedFields& f, const DecodeLimits& limits) {
   return Status::Ok();
 }
 
-Status CheckVersions(const WireHeader& h) {
+Status CheckVersions(const MessageFields& h) {
   if (h.kind == MessageKind::kFullSummary && h.base_version != 0) {
     return Status::Corruption("full summary carries base version " + Quote(h.base_version));
   }
@@ -143,7 +143,7 @@ uint64_t MessageChecksum(std::string_view bytes) noexcept {
   return XXH3_64bits(bytes.data(), bytes.size());
 }
 
-void WriteMessage(const WireHeader& h, std::string_view body, std::string* out) {
+void WriteMessage(const MessageFields& h, std::string_view body, std::string* out) {
   const size_t start = out->size();
   out->append(kMagic);
   PutU8(out, h.format_version);
@@ -164,9 +164,9 @@ void WriteMessage(const WireHeader& h, std::string_view body, std::string* out) 
   PutU64(out, MessageChecksum(std::string_view(*out).substr(start)));
 }
 
-Status ParseMessage(std::string_view bytes, const DecodeLimits& limits, WireHeader* header,
+Status ParseMessage(std::string_view bytes, const DecodeLimits& limits, MessageFields* header,
                     std::string_view* body) {
-  WireHeader h;
+  MessageFields h;
   PEERBLOOM_RETURN_IF_ERROR(CheckPrefix(bytes, limits, &h));
   const auto header_length = static_cast<uint16_t>(LoadFixed(bytes.data() + 6, 2));
   if (header_length < kFixedHeaderBytes || bytes.size() < size_t{header_length} + kChecksumBytes) {

@@ -42,8 +42,10 @@ inline constexpr int kZstdLevel = 3;
 // Gap-coded bodies start with count (u64) and divisor (u64).
 inline constexpr size_t kGolombBodyPrefixBytes = 16;
 
-// The header fields as they travel. `origin` and `body` view the message's bytes.
-struct WireHeader {
+// A summary message's header fields as they travel (peerbloom::MessageHeader is what
+// PeekHeader tells callers; the gossip frame's header is peerbloom::WireHeader).
+// `origin` and `body` view the message's bytes.
+struct MessageFields {
   uint8_t format_version = kFormatVersion;
   uint8_t min_reader_version = kMinReaderVersion;
   MessageKind kind = MessageKind::kFullSummary;
@@ -64,12 +66,12 @@ struct WireHeader {
 uint64_t MessageChecksum(std::string_view bytes) noexcept;
 
 // Appends header, body and checksum. REQUIRES: a valid origin (at most kMaxNodeIdBytes).
-void WriteMessage(const WireHeader& header, std::string_view body, std::string* out);
+void WriteMessage(const MessageFields& header, std::string_view body, std::string* out);
 
 // Checks everything but the body's contents: size and limits, magic, versions, lengths,
 // checksum, known schemes and encoding, node id, geometry, versions. On success `header`
 // and `body` view `bytes`.
-Status ParseMessage(std::string_view bytes, const DecodeLimits& limits, WireHeader* header,
+Status ParseMessage(std::string_view bytes, const DecodeLimits& limits, MessageFields* header,
                     std::string_view* body);
 
 }  // namespace peerbloom::summary_internal

@@ -2,20 +2,13 @@
 // comments below name its fields in order.
 #include <string>
 
-#include "lib/wire/byte_io.h"
 #include "lib/wire/import_body.h"
+#include "peerbloom/byte_io.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
 
 namespace peerbloom {
 namespace {
-
-using wire_internal::PutStr8;
-using wire_internal::PutU32;
-using wire_internal::PutU64;
-using wire_internal::PutU8;
-using wire_internal::PutVarint;
-using wire_internal::Reader;
 
 constexpr uint8_t kEntryAlive = 0x01;
 constexpr uint8_t kEntryHasSummary = 0x02;
@@ -95,14 +88,14 @@ void AppendEntry(const DigestEntry& e, std::string* out) {
   }
 }
 
-Status DecodeHeader(Reader* r, WireHeader* h) {
+Status DecodeHeader(ByteReader* r, WireHeader* h) {
   std::string_view magic;
-  if (!r->Bytes(sizeof(kWireMagic), &magic)) return Truncated("magic");
+  if (!r->ReadBytes(sizeof(kWireMagic), &magic)) return Truncated("magic");
   if (magic != std::string_view(kWireMagic, sizeof(kWireMagic))) {
     return Status::Corruption("bad frame magic");
   }
   uint8_t type = 0;
-  if (!r->U8(&h->version) || !r->U8(&h->min_reader_version)) return Truncated("version");
+  if (!r->ReadU8(&h->version) || !r->ReadU8(&h->min_reader_version)) return Truncated("version");
   if (h->min_reader_version == 0 || h->min_reader_version > h->version) {
     return Status::Corruption("bad frame version '" + std::to_string(h->version) +
                               "' with minimum reader '" + std::to_string(h->min_reader_version) +
@@ -113,15 +106,15 @@ Status DecodeHeader(Reader* r, WireHeader* h) {
                                 std::to_string(h->min_reader_version) + "', this is '" +
                                 std::to_string(kWireVersion) + "'");
   }
-  if (!r->U8(&type) || !r->U8(&h->flags)) return Truncated("type");
+  if (!r->ReadU8(&type) || !r->ReadU8(&h->flags)) return Truncated("type");
   h->type = static_cast<WireType>(type);
-  if (!r->U64(&h->cluster_tag)) return Truncated("cluster tag");
-  if (!r->Str8(&h->sender_id)) return Truncated("sender id");
-  if (!r->Varint(&h->sender_epoch)) return Truncated("sender epoch");
-  if (!r->Varint(&h->sender_heartbeat)) return Truncated("sender heartbeat");
+  if (!r->ReadU64(&h->cluster_tag)) return Truncated("cluster tag");
+  if (!r->ReadStr8(&h->sender_id)) return Truncated("sender id");
+  if (!r->ReadVarint(&h->sender_epoch)) return Truncated("sender epoch");
+  if (!r->ReadVarint(&h->sender_heartbeat)) return Truncated("sender heartbeat");
   const bool contact = (h->flags & kWireFlagContact) != 0;
-  if (contact && !r->Str8(&h->sender_endpoint)) return Truncated("sender endpoint");
-  if (contact && !r->Str8(&h->sender_public_key)) return Truncated("sender public key");
+  if (contact && !r->ReadStr8(&h->sender_endpoint)) return Truncated("sender endpoint");
+  if (contact && !r->ReadStr8(&h->sender_public_key)) return Truncated("sender public key");
   // A newer writer may define more flags; this version's writers must not set them.
   if (h->version <= kWireVersion && (h->flags & ~kWireKnownFlags) != 0) {
     return Status::Corruption("unknown header flags '" + std::to_string(h->flags) + "'");
@@ -136,26 +129,26 @@ Status DecodeHeader(Reader* r, WireHeader* h) {
   return Status::Ok();
 }
 
-Status DecodeEntry(Reader* r, DigestEntry* e) {
+Status DecodeEntry(ByteReader* r, DigestEntry* e) {
   uint8_t flags = 0;
-  if (!r->Str8(&e->origin)) return Truncated("digest origin");
+  if (!r->ReadStr8(&e->origin)) return Truncated("digest origin");
   if (!IsValidNodeId(e->origin)) return Status::Corruption("invalid digest origin");
-  if (!r->U8(&flags)) return Truncated("digest entry flags");
+  if (!r->ReadU8(&flags)) return Truncated("digest entry flags");
   if ((flags & ~kEntryKnownFlags) != 0) {
     return Status::Corruption("unknown digest entry flags '" + std::to_string(flags) + "'");
   }
   e->alive = (flags & kEntryAlive) != 0;
   e->has_summary = (flags & kEntryHasSummary) != 0;
   e->has_contact = (flags & kEntryHasContact) != 0;
-  if (!r->Varint(&e->epoch)) return Truncated("digest epoch");
-  if (!r->Varint(&e->heartbeat)) return Truncated("digest heartbeat");
+  if (!r->ReadVarint(&e->epoch)) return Truncated("digest epoch");
+  if (!r->ReadVarint(&e->heartbeat)) return Truncated("digest heartbeat");
   if (e->has_summary) {
-    if (!r->Varint(&e->version)) return Truncated("digest version");
-    if (!r->U64(&e->filter_digest)) return Truncated("digest filter digest");
+    if (!r->ReadVarint(&e->version)) return Truncated("digest version");
+    if (!r->ReadU64(&e->filter_digest)) return Truncated("digest filter digest");
   }
   if (e->has_contact) {
-    if (!r->Str8(&e->endpoint)) return Truncated("digest endpoint");
-    if (!r->Str8(&e->public_key)) return Truncated("digest public key");
+    if (!r->ReadStr8(&e->endpoint)) return Truncated("digest endpoint");
+    if (!r->ReadStr8(&e->public_key)) return Truncated("digest public key");
     if (!IsValidEndpoint(e->endpoint) || !IsValidPublicKey(e->public_key)) {
       return Status::Corruption("invalid contact of digest origin '" + e->origin + "'");
     }
@@ -163,9 +156,9 @@ Status DecodeEntry(Reader* r, DigestEntry* e) {
   return Status::Ok();
 }
 
-Status DecodeCount(Reader* r, const WireLimits& limits, std::string_view field, size_t* n) {
+Status DecodeCount(ByteReader* r, const WireLimits& limits, std::string_view field, size_t* n) {
   uint64_t count = 0;
-  if (!r->Varint(&count)) return Truncated(field);
+  if (!r->ReadVarint(&count)) return Truncated(field);
   if (count > limits.max_entries) {
     return Status::ResourceExhausted(std::string(field) + " '" + std::to_string(count) +
                                      "' exceeds the limit '" + std::to_string(limits.max_entries) +
@@ -177,8 +170,8 @@ Status DecodeCount(Reader* r, const WireLimits& limits, std::string_view field, 
   return Status::Ok();
 }
 
-Status DecodeDigestBody(Reader* r, const WireLimits& limits, DigestBody* body) {
-  if (!r->U8(&body->flags)) return Truncated("digest flags");
+Status DecodeDigestBody(ByteReader* r, const WireLimits& limits, DigestBody* body) {
+  if (!r->ReadU8(&body->flags)) return Truncated("digest flags");
   if ((body->flags & ~kDigestKnownFlags) != 0) {
     return Status::Corruption("unknown digest flags '" + std::to_string(body->flags) + "'");
   }
@@ -189,40 +182,40 @@ Status DecodeDigestBody(Reader* r, const WireLimits& limits, DigestBody* body) {
   return Status::Ok();
 }
 
-Status DecodeRequests(Reader* r, const WireLimits& limits, std::vector<FullRequest>* out) {
+Status DecodeRequests(ByteReader* r, const WireLimits& limits, std::vector<FullRequest>* out) {
   size_t n = 0;
   PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "request count", &n));
   out->resize(n);
   for (auto& q : *out) {
-    if (!r->Str8(&q.origin)) return Truncated("request origin");
+    if (!r->ReadStr8(&q.origin)) return Truncated("request origin");
     if (!IsValidNodeId(q.origin)) return Status::Corruption("invalid request origin");
-    if (!r->Varint(&q.epoch)) return Truncated("request epoch");
-    if (!r->Varint(&q.have_version)) return Truncated("request version held");
+    if (!r->ReadVarint(&q.epoch)) return Truncated("request epoch");
+    if (!r->ReadVarint(&q.have_version)) return Truncated("request version held");
   }
   return Status::Ok();
 }
 
-Status DecodeOrigins(Reader* r, const WireLimits& limits, std::vector<std::string>* out) {
+Status DecodeOrigins(ByteReader* r, const WireLimits& limits, std::vector<std::string>* out) {
   size_t n = 0;
   PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "origin count", &n));
   out->resize(n);
   for (std::string& origin : *out) {
-    if (!r->Str8(&origin)) return Truncated("origin");
+    if (!r->ReadStr8(&origin)) return Truncated("origin");
     if (!IsValidNodeId(origin)) return Status::Corruption("invalid origin");
   }
   return Status::Ok();
 }
 
-Status DecodeBody(Reader* r, const WireLimits& limits, WireFrame* out) {
+Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
   switch (out->header.type) {
     case WireType::kDigest:
       return DecodeDigestBody(r, limits, &out->digest);
     case WireType::kFullSummary:
     case WireType::kDelta: {
       uint32_t len = 0;
-      if (!r->U32(&len)) return Truncated("summary length");
+      if (!r->ReadU32(&len)) return Truncated("summary length");
       if (len == 0) return Status::Corruption("empty summary body");
-      if (!r->Bytes(len, &out->summary_bytes)) return Truncated("summary body");
+      if (!r->ReadBytes(len, &out->summary_bytes)) return Truncated("summary body");
       return Status::Ok();
     }
     case WireType::kRequestFull:
@@ -338,7 +331,7 @@ Status DecodeFrame(std::string_view frame, const WireLimits& limits, WireFrame* 
                                      std::to_string(limits.max_frame_bytes) + "'");
   }
   *out = WireFrame();
-  Reader r(frame);
+  ByteReader r(frame);
   PEERBLOOM_RETURN_IF_ERROR(DecodeHeader(&r, &out->header));
   PEERBLOOM_RETURN_IF_ERROR(DecodeBody(&r, limits, out));
   if (r.remaining() != 0 && out->header.version <= kWireVersion) {

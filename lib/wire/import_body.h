@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "lib/wire/byte_io.h"
+#include "peerbloom/byte_io.h"
 #include "peerbloom/status.h"
 #include "peerbloom/wire.h"
 
@@ -16,7 +16,8 @@ namespace peerbloom::wire_internal {
 Status ValidateImportEntries(const std::vector<ImportedDigestEntry>& entries,
                              const WireLimits& limits);
 void AppendImportBody(const std::vector<ImportedDigestEntry>& entries, std::string* out);
-Status DecodeImportBody(Reader* r, const WireLimits& limits, std::vector<ImportedDigestEntry>* out);
+Status DecodeImportBody(ByteReader* r, const WireLimits& limits,
+                        std::vector<ImportedDigestEntry>* out);
 
 }  // namespace peerbloom::wire_internal
 

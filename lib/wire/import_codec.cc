@@ -39,23 +39,23 @@ std::string EntryProblem(const ImportedDigestEntry& e) {
   return std::string();
 }
 
-Status DecodeEntry(Reader* r, ImportedDigestEntry* e) {
-  if (!r->Str8(&e->origin)) return Truncated("import origin");
-  if (!r->Str8(&e->importer)) return Truncated("importer");
-  if (!r->U8(&e->flags)) return Truncated("import flags");
-  if (!r->Varint(&e->version)) return Truncated("import version");
-  if (!r->Varint(&e->fetched_unix_ms)) return Truncated("import fetch time");
-  if (!r->Varint(&e->lifetime_ms)) return Truncated("import lifetime");
-  if (!r->Str8(&e->source_url)) return Truncated("import source url");
+Status DecodeEntry(ByteReader* r, ImportedDigestEntry* e) {
+  if (!r->ReadStr8(&e->origin)) return Truncated("import origin");
+  if (!r->ReadStr8(&e->importer)) return Truncated("importer");
+  if (!r->ReadU8(&e->flags)) return Truncated("import flags");
+  if (!r->ReadVarint(&e->version)) return Truncated("import version");
+  if (!r->ReadVarint(&e->fetched_unix_ms)) return Truncated("import fetch time");
+  if (!r->ReadVarint(&e->lifetime_ms)) return Truncated("import lifetime");
+  if (!r->ReadStr8(&e->source_url)) return Truncated("import source url");
   if ((e->flags & kImportHasDigest) != 0) {
     uint32_t len = 0;
-    if (!r->U32(&len)) return Truncated("imported digest length");
+    if (!r->ReadU32(&len)) return Truncated("imported digest length");
     if (len == 0 || len > kMaxImportedDigestBytes) {
       return Status::ResourceExhausted("imported digest of '" + std::to_string(len) +
                                        "' bytes (limit '" +
                                        std::to_string(kMaxImportedDigestBytes) + "')");
     }
-    if (!r->Bytes(len, &e->digest)) return Truncated("imported digest");
+    if (!r->ReadBytes(len, &e->digest)) return Truncated("imported digest");
   }
   const std::string problem = EntryProblem(*e);
   if (!problem.empty()) return Status::Corruption(problem);
@@ -96,10 +96,10 @@ void AppendImportBody(const std::vector<ImportedDigestEntry>& entries, std::stri
   }
 }
 
-Status DecodeImportBody(Reader* r, const WireLimits& limits,
+Status DecodeImportBody(ByteReader* r, const WireLimits& limits,
                         std::vector<ImportedDigestEntry>* out) {
   uint64_t count = 0;
-  if (!r->Varint(&count)) return Truncated("import count");
+  if (!r->ReadVarint(&count)) return Truncated("import count");
   if (count > limits.max_entries) {
     return Status::ResourceExhausted("import count '" + std::to_string(count) +
                                      "' exceeds the limit '" + std::to_string(limits.max_entries) +

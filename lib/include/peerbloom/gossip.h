@@ -36,6 +36,7 @@
 
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
+#include "peerbloom/peer_match.h"
 #include "peerbloom/status.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
@@ -101,14 +102,6 @@ struct Outgoing {
   std::string endpoint;    // where to send
   std::string public_key;  // the endpoint's CURVE server key as learned (may be empty)
   std::string payload;     // one frame
-};
-
-// One node that probably holds a key.
-struct PeerMatch {
-  std::string node_id;
-  std::string endpoint;
-  int64_t summary_age_ms = 0;  // now minus when its current summary (version) was received
-  bool imported = false;       // a Squid digest imported by some daemon, not a peerbloomd
 };
 
 struct PeerInfo {

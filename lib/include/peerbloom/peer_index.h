@@ -81,6 +81,9 @@ class PeerIndex {
 
   // Appends the bit-sliced slots whose filter may contain the key.
   void Query(const KeyHash& hash, std::vector<Slot>* out) const;
+  // Asks the CPU to start loading the rows Query(hash) will read, so that a caller holding
+  // several keys overlaps their cache misses (WhoHasBatch does).
+  void Prefetch(const KeyHash& hash) const noexcept;
   // Query() plus the foreign slots that may contain the key.
   void QueryKey(std::string_view key_bytes, const KeyHash& hash, std::vector<Slot>* out) const;
   // Query() for many keys: row addresses of a run of keys are computed and prefetched before

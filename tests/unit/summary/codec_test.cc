@@ -74,11 +74,11 @@ TEST(SummaryCodec, HeaderLayoutMatchesTheSpecification) {
   s.estimated_items = 0x2122232425262728ULL;
   const std::string m = Encode(s, BodyEncoding::kRaw);
   const auto u8 = [&](size_t off) { return static_cast<uint8_t>(m[off]); };
-  const auto u64 = [&](size_t off) { return summary_internal::LoadFixed(m.data() + off, 8); };
+  const auto u64 = [&](size_t off) { return LoadFixed(m.data() + off, 8); };
   EXPECT_EQ(m.substr(0, 4), "PBSM");
   EXPECT_EQ(u8(4), 1);  // format version
   EXPECT_EQ(u8(5), 1);  // minimum reader version
-  EXPECT_EQ(summary_internal::LoadFixed(m.data() + 6, 2), 64 + s.origin.size());
+  EXPECT_EQ(LoadFixed(m.data() + 6, 2), 64 + s.origin.size());
   EXPECT_EQ(u8(8), 1);   // kind: full summary
   EXPECT_EQ(u8(9), 1);   // key scheme: squid-md5
   EXPECT_EQ(u8(10), 1);  // hash scheme: siphash-1-3 x2

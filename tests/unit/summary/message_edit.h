@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "lib/summary/byte_io.h"
+#include "peerbloom/byte_io.h"
 #include "lib/summary/format.h"
 
 namespace peerbloom::testing_util {
@@ -27,7 +27,7 @@ inline void Reseal(std::string* msg) {
 }
 
 inline size_t HeaderLength(std::string_view msg) {
-  return summary_internal::LoadFixed(msg.data() + kHeaderLengthOffset, 2);
+  return LoadFixed(msg.data() + kHeaderLengthOffset, 2);
 }
 
 inline std::string_view Body(std::string_view msg) {
