@@ -127,7 +127,7 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
       [this, now](std::string_view key, const KeyHash& hash, std::vector<PeerMatch>* out) {
         engine_->WhoHas(key, hash, now, out);
       },
-      nullptr,
+      [this](const KeyHash& hash) { engine_->PrefetchWhoHas(hash); },
       [&](const WhoHasAnswer& answer) {
         if (!answer.valid) {
           reply_body->append("!\n");

@@ -53,6 +53,7 @@ class GossipEngine::Impl {
   void SetSeeds(std::vector<Seed> seeds, int64_t now_ms);
   void WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
               std::vector<PeerMatch>* out) const;
+  void PrefetchWhoHas(const KeyHash& hash) const noexcept { summaries_.index().Prefetch(hash); }
   std::vector<PeerInfo> Peers(int64_t now_ms) const;
   Status GetSummary(std::string_view node_id, Summary* out) const;
   std::vector<Outgoing> TakeOutgoing() { return outbox_.TakeOutgoing(); }

@@ -122,6 +122,9 @@ void GossipEngine::WhoHas(std::string_view key_bytes, const KeyHash& hash, int64
                           std::vector<PeerMatch>* out) const {
   impl_->WhoHas(key_bytes, hash, now_ms, out);
 }
+void GossipEngine::PrefetchWhoHas(const KeyHash& hash) const noexcept {
+  impl_->PrefetchWhoHas(hash);
+}
 std::vector<PeerInfo> GossipEngine::Peers(int64_t now_ms) const { return impl_->Peers(now_ms); }
 const GossipStats& GossipEngine::stats() const { return impl_->stats(); }
 Status GossipEngine::GetSummary(std::string_view node_id, Summary* out) const {

@@ -227,6 +227,9 @@ class GossipEngine {
   // (key_bytes under squid-md5) and come with imported = true.
   void WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
               std::vector<PeerMatch>* out) const;
+  // Starts loading the peer index rows WhoHas will read for `hash` (WhoHasBatch's
+  // PeerPrefetch), so the misses of several keys overlap.
+  void PrefetchWhoHas(const KeyHash& hash) const noexcept;
 
   // Every known member except this node, alive or dead, sorted by node id.
   std::vector<PeerInfo> Peers(int64_t now_ms) const;
