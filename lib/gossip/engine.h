@@ -103,6 +103,8 @@ class GossipEngine::Impl {
   Membership membership_;
   Dissemination dissemination_;
   Imports imports_;
+  // WhoHas's scratch, kept so that a query does not allocate.
+  mutable std::vector<PeerIndex::Slot> who_has_slots_;
 };
 
 }  // namespace peerbloom

@@ -29,9 +29,9 @@ void GossipEngine::Impl::SetSeeds(std::vector<Seed> seeds, int64_t now_ms) {
 
 void GossipEngine::Impl::WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
                                 std::vector<PeerMatch>* out) const {
-  std::vector<PeerIndex::Slot> slots;
-  summaries_.index().QueryKey(key_bytes, hash, &slots);
-  for (PeerIndex::Slot slot : slots) {
+  who_has_slots_.clear();
+  summaries_.index().QueryKey(key_bytes, hash, &who_has_slots_);
+  for (PeerIndex::Slot slot : who_has_slots_) {
     const Member* m = membership_.Find(summaries_.Owner(slot));
     if (m == nullptr) {
       const HeldImport* imp = imports_.FindBySlot(slot);
