@@ -5,11 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
-#include <charconv>
 #include <cstdint>
-#include <unordered_map>
 
 #include "daemon/daemon.h"
+#include "peerbloom/client/control_protocol.h"
+#include "peerbloom/client/who_has.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/summary.h"
 
@@ -39,12 +39,6 @@ Status InputIsKeys(const nlohmann::json& request, bool* keys) {
   return Status::Ok();
 }
 
-void AppendIndex(std::string* out, size_t index) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), index);
-  out->append(digits, end);
-}
-
 }  // namespace
 
 Status Daemon::HandleControl(const nlohmann::json& request, std::string_view body,
@@ -52,30 +46,31 @@ Status Daemon::HandleControl(const nlohmann::json& request, std::string_view bod
   const std::string op = request["op"].get<std::string>();
   const int64_t now = clock_->NowMs();
   try {
-    if (op == "who-has") return WhoHas(request, body, reply, reply_body);
-    if (op == "add" || op == "remove") return Change(op == "add", request, body, reply);
-    if (op == "stats") {
+    if (op == client::kOpWhoHas) return WhoHas(request, body, reply, reply_body);
+    if (op == client::kOpAdd || op == client::kOpRemove) {
+      return Change(op == client::kOpAdd, request, body, reply);
+    }
+    if (op == client::kOpStats) {
       (*reply)["stats"] = Stats(now);
       return Status::Ok();
     }
-    if (op == "peers") {
+    if (op == client::kOpPeers) {
       (*reply)["peers"] = PeersJson(now);
       return Status::Ok();
     }
-    if (op == "summary") return SummaryOp(request, reply, reply_body);
-    if (op == "ping") {
+    if (op == client::kOpSummary) return SummaryOp(request, reply, reply_body);
+    if (op == client::kOpPing) {
       (*reply)["node_id"] = config_.node_id;
       (*reply)["endpoint"] = advertise_;
       return Status::Ok();
     }
-    if (op == "snapshot") return WriteSnapshotNow();
-    if (op == "rebuild") return RebuildOp(request, reply);
+    if (op == client::kOpSnapshot) return WriteSnapshotNow();
+    if (op == client::kOpRebuild) return RebuildOp(request, reply);
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(std::string("bad request field: ") + e.what());
   }
-  return Status::InvalidArgument(
-      "unknown op " + QuoteBytes(op) +
-      " (who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild)");
+  return Status::InvalidArgument("unknown op " + QuoteBytes(op) + " (" + client::ControlOpList() +
+                                 ")");
 }
 
 // {"op":"rebuild","feed":PATH,"cache_dirs":[...]}: both optional when one store.log feed
@@ -106,24 +101,9 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
   bool keys = false;
   PEERBLOOM_RETURN_IF_ERROR(InputIsKeys(request, &keys));
   const int64_t now = clock_->NowMs();
-  nlohmann::json nodes = nlohmann::json::array();
-  std::unordered_map<std::string, size_t> index_of;
   std::vector<PeerMatch> matches;
-  uint64_t count = 0, claimed = 0, invalid = 0;
   reply_body->reserve(body.size() / 8 + 16);
-  auto node_index = [&](const PeerMatch& m, bool local) {
-    auto [it, inserted] = index_of.try_emplace(m.node_id, nodes.size());
-    if (inserted) {
-      nodes.push_back({{"node_id", m.node_id},
-                       {"endpoint", m.endpoint},
-                       {"local", local},
-                       {"imported", m.imported},
-                       {"summary_age_ms", m.summary_age_ms}});
-    }
-    return it->second;
-  };
-  const PeerMatch self{config_.node_id, advertise_, 0, false};
-  size_t self_index = SIZE_MAX;
+  client::WhoHasEncoder out(config_.node_id, advertise_, reply_body);
   // Keys go through in groups: first every key of a group is encoded and hashed and its
   // counters are prefetched, then the group is probed, so the counting filter's cache misses
   // (it is tens of MiB) overlap instead of queueing one after another.
@@ -137,28 +117,17 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
   auto answer_group = [&] {
     for (size_t g = 0; g < filled; ++g) {
       if (!group_valid[g]) {
-        reply_body->append("!\n");
+        out.AddInvalid();
         continue;
       }
       const bool local = filter.MayContain(group_hashes[g]);
       matches.clear();
       engine_->WhoHas(group_keys[g], group_hashes[g], now, &matches);
-      if (local || !matches.empty()) ++claimed;
-      if (local) {
-        // The node table entry of this node is made once per request, not per key.
-        if (self_index == SIZE_MAX) self_index = node_index(self, true);
-        AppendIndex(reply_body, self_index);
-      }
-      for (size_t i = 0; i < matches.size(); ++i) {
-        if (local || i > 0) reply_body->push_back(' ');
-        AppendIndex(reply_body, node_index(matches[i], false));
-      }
-      reply_body->push_back('\n');
+      out.AddAnswer(local, matches);
     }
     filled = 0;
   };
   ForEachLine(body, [&](std::string_view line) {
-    ++count;
     const size_t g = filled++;
     group_valid[g] = !line.empty();
     if (group_valid[g] && keys) {
@@ -170,16 +139,11 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
       group_hashes[g] = store_->hasher().Hash(group_keys[g]);
       ForEachProbe(group_hashes[g], filter.k(), filter.mask(),
                    [cells](uint64_t pos) { __builtin_prefetch(cells + (pos >> 1)); });
-    } else {
-      ++invalid;
     }
     if (filled == kGroup) answer_group();
   });
   answer_group();
-  (*reply)["count"] = count;
-  (*reply)["claimed"] = claimed;
-  (*reply)["invalid"] = invalid;
-  (*reply)["nodes"] = std::move(nodes);
+  out.Finish(reply);
   return Status::Ok();
 }
 
