@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "cli/cli.h"
-#include "daemon/config.h"
-#include "daemon/control_client.h"
+#include "peerbloom/client/client_config.h"
+#include "peerbloom/client/control_client.h"
+#include "peerbloom/client/control_protocol.h"
 
 namespace peerbloom::cli {
 namespace {
@@ -32,14 +33,14 @@ double Percentile(std::vector<double> v, double q) {
 int RunBench(const GlobalOptions& g, const BenchArgs& a) {
   std::string endpoint = g.control;
   if (endpoint.empty() && !g.config_path.empty()) {
-    peerbloom::daemon::Config config;
-    Status s = peerbloom::daemon::LoadConfig(g.config_path, &config);
+    client::ClientConfig config;
+    Status s = client::LoadClientConfig(g.config_path, &config);
     if (!s.ok()) return Error(s);
     endpoint = config.control;
   }
   if (endpoint.empty()) return Error("give --control or --config");
-  peerbloom::daemon::ControlClient client(endpoint, g.timeout_ms);
-  const nlohmann::json request = {{"op", "who-has"}, {"input", "url"}};
+  client::ControlClient control(endpoint, g.timeout_ms);
+  const nlohmann::json request = {{"op", client::kOpWhoHas}, {"input", "url"}};
   nlohmann::json reply;
   std::string body;
   std::vector<double> micros;
@@ -47,7 +48,7 @@ int RunBench(const GlobalOptions& g, const BenchArgs& a) {
   for (int i = 0; i < a.single; ++i) {
     const std::string key = a.prefix + std::to_string(i) + "\n";
     const auto t0 = Clock::now();
-    Status s = client.Call(request, key, &reply, &body);
+    Status s = control.Call(request, key, &reply, &body);
     const auto t1 = Clock::now();
     if (!s.ok()) return Error(s);
     micros.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
@@ -58,7 +59,7 @@ int RunBench(const GlobalOptions& g, const BenchArgs& a) {
   uint64_t claimed = 0;
   for (int b = 0; b < a.batches; ++b) {
     const auto t0 = Clock::now();
-    Status s = client.Call(request, batch, &reply, &body);
+    Status s = control.Call(request, batch, &reply, &body);
     const auto t1 = Clock::now();
     if (!s.ok()) return Error(s);
     claimed = reply.value("claimed", uint64_t{0});

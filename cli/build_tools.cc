@@ -19,12 +19,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// k that minimizes the FPR at the optimal size for `fpr`: round(log2(1/fpr)), at least 1.
-unsigned HashesForFpr(double fpr) {
-  const double k = std::round(std::log2(1.0 / fpr));
-  return static_cast<unsigned>(std::clamp(k, 1.0, static_cast<double>(kMaxHashes)));
-}
-
 struct BuildArgs {
   std::string input = "-";
   std::string output;

@@ -8,7 +8,7 @@
 
 #include "cli/cli.h"
 #include "cli/tool_util.h"
-#include "daemon/curve_keys.h"
+#include "peerbloom/client/curve_keys.h"
 #include "peerbloom/params.h"
 #include "peerbloom/summary.h"
 
@@ -148,11 +148,11 @@ int RunInspect(const GlobalOptions& g, const std::string& path) {
 }
 
 int RunKeygen(const GlobalOptions& g, const std::string& output, bool force) {
-  peerbloom::daemon::CurveKeyPair pair;
-  Status s = peerbloom::daemon::GenerateCurveKeyPair(&pair);
+  client::CurveKeyPair pair;
+  Status s = client::GenerateCurveKeyPair(&pair);
   if (!s.ok()) return Error(s);
   if (!output.empty()) {
-    s = peerbloom::daemon::WriteKeyFile(output, pair, force);
+    s = client::WriteKeyFile(output, pair, force);
     if (!s.ok()) return Error(s.message() + (force ? "" : " (use --force to overwrite)"));
   }
   if (g.json) {

@@ -11,14 +11,16 @@
 
 #include "cli/cli.h"
 #include "cli/tool_util.h"
-#include "daemon/config.h"
-#include "daemon/control_client.h"
+#include "peerbloom/client/client_config.h"
+#include "peerbloom/client/control_client.h"
+#include "peerbloom/client/control_protocol.h"
+#include "peerbloom/client/who_has.h"
 
 namespace peerbloom::cli {
 namespace {
 
+using client::ControlClient;
 using nlohmann::json;
-using peerbloom::daemon::ControlClient;
 
 constexpr size_t kStreamBatch = 20000;
 
@@ -26,8 +28,8 @@ Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
   if (!g.control.empty()) {
     *endpoint = g.control;
   } else if (!g.config_path.empty()) {
-    peerbloom::daemon::Config config;
-    PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::LoadConfig(g.config_path, &config));
+    client::ClientConfig config;
+    PEERBLOOM_RETURN_IF_ERROR(client::LoadClientConfig(g.config_path, &config));
     *endpoint = config.control;
   } else if (const char* env = std::getenv("PEERBLOOM_CONTROL"); env != nullptr && *env) {
     *endpoint = env;
@@ -62,54 +64,47 @@ std::string Join(const std::vector<std::string>& items) {
   return body;
 }
 
-std::string DescribeNode(const json& node) {
-  std::string text = node["node_id"].get<std::string>() + " (";
-  if (node.value("local", false)) {
-    text += "local, ";
-  }
-  text += node["endpoint"].get<std::string>();
-  if (!node.value("local", false)) {
-    text += ", summary " + std::to_string(node.value("summary_age_ms", int64_t{0})) + " ms old";
-  }
-  if (node.value("imported", false)) text += ", squid digest";
+std::string DescribeNode(const client::WhoHasNode& node) {
+  std::string text = node.node_id + " (";
+  if (node.local) text += "local, ";
+  text += node.endpoint;
+  if (!node.local) text += ", summary " + std::to_string(node.summary_age_ms) + " ms old";
+  if (node.imported) text += ", squid digest";
   return text + ")";
 }
 
-// Prints the answers of one who-has batch; returns how many keys some node claims.
-size_t PrintWhoHas(const std::vector<std::string>& keys, const json& reply, std::string_view body,
-                   bool as_json) {
-  const json& nodes = reply["nodes"];
-  size_t claimed = 0;
+// Prints the answers of one who-has batch; *claimed counts the keys some node claims. A key
+// the reply has no line for (a key holding '\n' is more than one line to the daemon) is
+// printed as claimed by no node.
+Status PrintWhoHas(const std::vector<std::string>& keys, const json& reply, std::string_view body,
+                   bool as_json, size_t* claimed) {
+  client::WhoHasReply decoded;
+  PEERBLOOM_RETURN_IF_ERROR(client::DecodeWhoHasReply(reply, body, &decoded));
+  const client::WhoHasAnswer none;
   std::string out;
-  for (const std::string& key : keys) {
-    const size_t nl = body.find('\n');
-    std::string_view line = body.substr(0, nl);
-    body = nl == std::string_view::npos ? std::string_view() : body.substr(nl + 1);
-    std::vector<size_t> idx;
-    bool invalid = line == "!";
-    while (!invalid && !line.empty()) {
-      const size_t sp = line.find(' ');
-      const size_t i = std::strtoull(std::string(line.substr(0, sp)).c_str(), nullptr, 10);
-      if (i < nodes.size()) idx.push_back(i);
-      line = sp == std::string_view::npos ? std::string_view() : line.substr(sp + 1);
-    }
-    if (!idx.empty()) ++claimed;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    const std::string& key = keys[k];
+    const client::WhoHasAnswer& answer = k < decoded.answers.size() ? decoded.answers[k] : none;
+    const std::vector<size_t>& idx = answer.nodes;
+    if (!idx.empty()) ++*claimed;
     if (as_json) {
       json j = {{"claimed", !idx.empty()}, {"nodes", json::array()}};
       PutKey(key, &j);
-      if (invalid) j["error"] = "invalid key";
-      for (size_t i : idx) j["nodes"].push_back(nodes[i]);
+      if (answer.invalid) j["error"] = "invalid key";
+      for (size_t i : idx) j["nodes"].push_back(client::WhoHasNodeJson(decoded.nodes[i]));
       out += j.dump() + "\n";
     } else {
       out += key + ": ";
-      if (invalid) out += "invalid key";
-      if (idx.empty() && !invalid) out += "no node";
-      for (size_t n = 0; n < idx.size(); ++n) out += (n ? ", " : "") + DescribeNode(nodes[idx[n]]);
+      if (answer.invalid) out += "invalid key";
+      if (idx.empty() && !answer.invalid) out += "no node";
+      for (size_t n = 0; n < idx.size(); ++n) {
+        out += (n ? ", " : "") + DescribeNode(decoded.nodes[idx[n]]);
+      }
       out += "\n";
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return claimed;
+  return Status::Ok();
 }
 
 struct KeyArgs {
@@ -140,16 +135,16 @@ bool ReadBatch(std::vector<std::string>* batch) {
 }
 
 int RunWhoHas(const GlobalOptions& g, const KeyArgs& a) {
-  std::unique_ptr<ControlClient> client;
-  Status s = Connect(g, &client);
+  std::unique_ptr<ControlClient> control;
+  Status s = Connect(g, &control);
   if (!s.ok()) return Error(s);
-  const json request = {{"op", "who-has"}, {"input", a.keys ? "key" : "url"}};
+  const json request = {{"op", client::kOpWhoHas}, {"input", a.keys ? "key" : "url"}};
   size_t claimed = 0;
   auto ask = [&](const std::vector<std::string>& keys) {
     json reply;
     std::string body;
-    Status st = client->Call(request, Join(keys), &reply, &body);
-    if (st.ok()) claimed += PrintWhoHas(keys, reply, body, g.json);
+    Status st = control->Call(request, Join(keys), &reply, &body);
+    if (st.ok()) st = PrintWhoHas(keys, reply, body, g.json, &claimed);
     return st;
   };
   if (!IsStdin(a)) {
@@ -166,16 +161,17 @@ int RunWhoHas(const GlobalOptions& g, const KeyArgs& a) {
 }
 
 int RunChange(const GlobalOptions& g, const KeyArgs& a, bool add) {
-  std::unique_ptr<ControlClient> client;
-  Status s = Connect(g, &client);
+  std::unique_ptr<ControlClient> control;
+  Status s = Connect(g, &control);
   if (!s.ok()) return Error(s);
-  const json request = {{"op", add ? "add" : "remove"}, {"input", a.keys ? "key" : "url"}};
+  const json request = {{"op", add ? client::kOpAdd : client::kOpRemove},
+                        {"input", a.keys ? "key" : "url"}};
   uint64_t applied = 0, refused = 0, invalid = 0;
   std::string first_error;
   auto send = [&](const std::vector<std::string>& keys) {
     json reply;
     std::string body;
-    Status st = client->Call(request, Join(keys), &reply, &body);
+    Status st = control->Call(request, Join(keys), &reply, &body);
     if (!st.ok()) return st;
     applied += reply.value("applied", uint64_t{0});
     refused += reply.value("refused", uint64_t{0});
@@ -225,12 +221,12 @@ void PrintTree(const json& j, const std::string& indent) {
 }
 
 int RunSimple(const GlobalOptions& g, const json& request, const char* field) {
-  std::unique_ptr<ControlClient> client;
-  Status s = Connect(g, &client);
+  std::unique_ptr<ControlClient> control;
+  Status s = Connect(g, &control);
   if (!s.ok()) return Error(s);
   json reply;
   std::string body;
-  s = client->Call(request, "", &reply, &body);
+  s = control->Call(request, "", &reply, &body);
   if (!s.ok()) return Error(s);
   if (g.json) {
     std::printf("%s\n", reply[field].dump(2).c_str());
@@ -241,12 +237,12 @@ int RunSimple(const GlobalOptions& g, const json& request, const char* field) {
 }
 
 int RunPeers(const GlobalOptions& g) {
-  std::unique_ptr<ControlClient> client;
-  Status s = Connect(g, &client);
+  std::unique_ptr<ControlClient> control;
+  Status s = Connect(g, &control);
   if (!s.ok()) return Error(s);
   json reply;
   std::string body;
-  s = client->Call({{"op", "peers"}}, "", &reply, &body);
+  s = control->Call({{"op", client::kOpPeers}}, "", &reply, &body);
   if (!s.ok()) return Error(s);
   if (g.json) {
     std::printf("%s\n", reply["peers"].dump(2).c_str());
@@ -268,16 +264,16 @@ int RunPeers(const GlobalOptions& g) {
 }
 
 int RunSummary(const GlobalOptions& g, const std::string& node, const std::string& output) {
-  std::unique_ptr<ControlClient> client;
-  Status s = Connect(g, &client);
+  std::unique_ptr<ControlClient> control;
+  Status s = Connect(g, &control);
   if (!s.ok()) return Error(s);
   // Node ids are ASCII; JSON could not carry bytes that are not UTF-8 anyway.
   if (!IsValidUtf8(node)) return Error("--node " + QuoteBytes(node) + " is not a node id");
-  json request = {{"op", "summary"}, {"format", output.empty() ? "describe" : "bytes"}};
+  json request = {{"op", client::kOpSummary}, {"format", output.empty() ? "describe" : "bytes"}};
   if (!node.empty()) request["node"] = node;
   json reply;
   std::string body;
-  s = client->Call(request, "", &reply, &body);
+  s = control->Call(request, "", &reply, &body);
   if (!s.ok()) return Error(s);
   if (!output.empty()) {
     std::ofstream out(output, std::ios::binary | std::ios::trunc);
@@ -314,7 +310,7 @@ Runner SetUpRemove(CLI::App* sub, const GlobalOptions* g) {
 
 Runner SetUpStats(CLI::App* sub, const GlobalOptions* g) {
   (void)sub;
-  return [g] { return RunSimple(*g, {{"op", "stats"}}, "stats"); };
+  return [g] { return RunSimple(*g, {{"op", client::kOpStats}}, "stats"); };
 }
 
 Runner SetUpPeers(CLI::App* sub, const GlobalOptions* g) {
@@ -328,7 +324,7 @@ Runner SetUpRebuild(CLI::App* sub, const GlobalOptions* g) {
   sub->add_option("--feed", *feed, "the store.log feed's path (default: the only one)");
   sub->add_option("cache_dirs", *dirs, "Squid cache_dirs to read (default: the feed's)");
   return [g, feed, dirs] {
-    json request = {{"op", "rebuild"}};
+    json request = {{"op", client::kOpRebuild}};
     if (!feed->empty()) request["feed"] = *feed;
     if (!dirs->empty()) request["cache_dirs"] = *dirs;
     return RunSimple(*g, request, "feed");

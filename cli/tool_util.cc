@@ -8,7 +8,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "daemon/config.h"
+#include "peerbloom/client/client_config.h"
 
 namespace peerbloom::cli {
 
@@ -61,8 +61,8 @@ Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeySchem
   *scheme = KeyScheme::kSquidMd5;
   *squid_url = SquidUrlOptions();
   if (!g.config_path.empty()) {
-    peerbloom::daemon::Config config;
-    PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::LoadConfig(g.config_path, &config));
+    client::ClientConfig config;
+    PEERBLOOM_RETURN_IF_ERROR(client::LoadClientConfig(g.config_path, &config));
     if (secret.empty()) secret = config.cluster_secret;
     *scheme = config.key_scheme;
     *squid_url = config.squid_url;

@@ -437,24 +437,12 @@ Status Parser::Finish(const toml::table& root) {
     return Error(*root.get("listen"),
                  "'advertise' is required when 'listen' binds a wildcard address");
   }
-  if (c_->control.empty()) c_->control = "ipc://" + c_->data_dir + "/control.sock";
+  // The control endpoint's default and checks are the client's (peerbloom/client), so the CLI
+  // finds the endpoint the daemon binds.
+  if (c_->control.empty()) c_->control = client::DefaultControlEndpoint(c_->data_dir);
   const auto ctl_line = root.contains("control") ? root.get("control")->source().begin.line : 1;
-  if (c_->control.rfind("ipc://", 0) == 0) {
-    // sockaddr_un.sun_path holds 107 characters plus the terminating zero.
-    if (c_->control.size() - 6 > 107) {
-      return At(ctl_line, "control socket path is longer than 107 characters: '" +
-                              c_->control.substr(6) + "' (set 'control' or a shorter 'data_dir')");
-    }
-  } else if (ParseTcpEndpoint(c_->control, &host, &port)) {
-    if (port == 0) return At(ctl_line, "'control' needs a port other than '0'");
-    if (!IsLoopbackHost(host) && !c_->allow_remote_control) {
-      return At(ctl_line, "'control' endpoint '" + c_->control +
-                              "' is not loopback; set 'allow_remote_control = true' to allow it");
-    }
-  } else {
-    return At(ctl_line,
-              "'control' must be 'ipc://PATH' or 'tcp://HOST:PORT', got '" + c_->control + "'");
-  }
+  Status control = client::CheckControlEndpoint(c_->control, c_->allow_remote_control);
+  if (!control.ok()) return At(ctl_line, control.message());
   if (squid_feed_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
     return At(squid_feed_line_, "a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
   }

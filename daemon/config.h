@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "peerbloom/client/client_config.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/params.h"
@@ -62,8 +63,8 @@ struct Config {
   std::vector<std::string> seed_key_files;
   // Default: "". Keys the index hash and derives the wire cluster tag.
   std::string cluster_secret;
-  // Default: kSquidMd5.
-  KeyScheme key_scheme = KeyScheme::kSquidMd5;
+  // Default: client::kDefaultKeyScheme (squid-md5).
+  KeyScheme key_scheme = client::kDefaultKeyScheme;
   // Default: Squid's defaults (uri_whitespace strip, no append_domain). The squid.conf
   // settings URLs are canonicalized with under squid-md5: keys `squid_uri_whitespace` and
   // `squid_append_domain`, which need key_scheme = "squid-md5".
@@ -90,7 +91,7 @@ struct Config {
 
   // Required. Snapshots, the default control socket and key files live here.
   std::string data_dir;
-  // Default: "ipc://<data_dir>/control.sock".
+  // Default: client::DefaultControlEndpoint(data_dir), "ipc://<data_dir>/control.sock".
   std::string control;
   // Default: false. Whether `control` may be a non-loopback tcp endpoint.
   bool allow_remote_control = false;
@@ -135,10 +136,9 @@ Status ParseConfig(std::string_view text, const std::string& path, Config* out);
 // Reads every seed's public_key_file into its public_key. Errors name the file.
 Status ResolveSeedKeys(Config* config);
 
-// Endpoint checks shared with the CLI.
-// "tcp://HOST:PORT" with a numeric port; *port receives it.
-bool ParseTcpEndpoint(std::string_view endpoint, std::string* host, int* port);
-bool IsLoopbackHost(std::string_view host);
+// Endpoint checks, shared with clients (peerbloom/client/client_config.h).
+using client::IsLoopbackHost;
+using client::ParseTcpEndpoint;
 
 // "250ms", "2s", "5m", "1h"; *ms receives milliseconds. False on anything else.
 bool ParseDuration(std::string_view text, int64_t* ms);

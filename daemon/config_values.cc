@@ -1,4 +1,5 @@
-// Value checks shared by the config parser and the CLI: endpoints, durations, seed key files.
+// Value checks of the config parser: durations, seed key files. Endpoint checks shared with
+// clients live in lib/client/client_config.cc.
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -9,29 +10,6 @@ namespace peerbloom::daemon {
 namespace {
 constexpr int64_t kMaxDurationMs = int64_t{24} * 3600 * 1000;
 }  // namespace
-
-bool ParseTcpEndpoint(std::string_view endpoint, std::string* host, int* port) {
-  constexpr std::string_view kPrefix = "tcp://";
-  if (endpoint.substr(0, kPrefix.size()) != kPrefix) return false;
-  std::string_view rest = endpoint.substr(kPrefix.size());
-  const size_t colon = rest.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size()) return false;
-  std::string_view port_text = rest.substr(colon + 1);
-  if (port_text.size() > 5) return false;
-  int value = 0;
-  for (char ch : port_text) {
-    if (ch < '0' || ch > '9') return false;
-    value = value * 10 + (ch - '0');
-  }
-  if (value > 65535) return false;
-  *host = std::string(rest.substr(0, colon));
-  *port = value;
-  return true;
-}
-
-bool IsLoopbackHost(std::string_view host) {
-  return host == "localhost" || host == "[::1]" || host.substr(0, 4) == "127.";
-}
 
 bool ParseDuration(std::string_view text, int64_t* ms) {
   size_t digits = 0;

@@ -4,7 +4,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
-#include "daemon/control_client.h"
+#include "peerbloom/client/control_protocol.h"
 #include "peerbloom/escape.h"
 
 namespace peerbloom::daemon {
@@ -19,7 +19,7 @@ ControlServer::ControlServer(zmq::context_t* context, std::string endpoint)
 Status ControlServer::Start() {
   try {
     socket_.set(zmq::sockopt::linger, 0);
-    socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxControlBodyBytes));
+    socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(client::kMaxControlBodyBytes));
     socket_.set(zmq::sockopt::sndhwm, 1000);
     const bool ipc = endpoint_.rfind("ipc://", 0) == 0;
     const mode_t old_mask = ipc ? ::umask(077) : 0;
@@ -69,9 +69,10 @@ Status ControlServer::Answer(const std::vector<zmq::message_t>& frames, int64_t 
     return Status::InvalidArgument("a request is [empty delimiter][header][body?] frames");
   }
   const std::string_view text = frames[2].to_string_view();
-  if (text.size() > kMaxControlHeaderBytes) {
+  if (text.size() > client::kMaxControlHeaderBytes) {
     ++stats_.malformed;
-    return Status::InvalidArgument("request header larger than 65536 bytes");
+    return Status::InvalidArgument("request header larger than " +
+                                   std::to_string(client::kMaxControlHeaderBytes) + " bytes");
   }
   // JSON text is UTF-8: say so rather than only "not JSON". The parser refuses such bytes
   // and \u escapes of lone surrogates too, so every string of a parsed header is UTF-8.

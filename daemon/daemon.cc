@@ -69,13 +69,13 @@ Status Daemon::LoadKeys(std::set<std::string>* authorized) {
     return Status::Ok();
   }
   PEERBLOOM_RETURN_IF_ERROR(ResolveSeedKeys(&config_));
-  Status s = ReadKeyFile(config_.key_file, &keys_);
+  Status s = client::ReadKeyFile(config_.key_file, &keys_);
   if (!s.ok()) {
     return Status::InvalidArgument(s.message() + " (create one with 'peerbloom keygen -o " +
                                    config_.key_file + "')");
   }
   if (!config_.authorized_keys.empty()) {
-    PEERBLOOM_RETURN_IF_ERROR(ReadAuthorizedKeys(config_.authorized_keys, authorized));
+    PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config_.authorized_keys, authorized));
   }
   for (const Seed& seed : config_.seeds) {
     if (!seed.public_key.empty()) authorized->insert(seed.public_key);

@@ -23,12 +23,12 @@
 #include "daemon/clock.h"
 #include "daemon/config.h"
 #include "daemon/control_server.h"
-#include "daemon/curve_keys.h"
 #include "daemon/digest_fetcher.h"
 #include "daemon/feed.h"
 #include "daemon/local_store.h"
 #include "daemon/log_limiter.h"
 #include "daemon/transport.h"
+#include "peerbloom/client/curve_keys.h"
 #include "peerbloom/gossip.h"
 
 namespace peerbloom::daemon {
@@ -104,7 +104,7 @@ class Daemon {
   const Clock* clock_;
   zmq::context_t context_{1};
   int lock_fd_ = -1;
-  CurveKeyPair keys_;
+  client::CurveKeyPair keys_;
   std::unique_ptr<LocalStore> store_;
   std::unique_ptr<GossipEngine> engine_;
   std::unique_ptr<Transport> transport_;

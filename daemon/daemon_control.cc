@@ -6,9 +6,10 @@
 
 #include <charconv>
 #include <cstdint>
-#include <unordered_map>
 
 #include "daemon/daemon.h"
+#include "peerbloom/client/control_protocol.h"
+#include "peerbloom/client/who_has.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/who_has_batch.h"
@@ -39,12 +40,6 @@ Status InputIsKeys(const nlohmann::json& request, bool* keys) {
   return Status::Ok();
 }
 
-void AppendIndex(std::string* out, size_t index) {
-  char digits[24];
-  auto [end, ec] = std::to_chars(digits, digits + sizeof(digits), index);
-  out->append(digits, end);
-}
-
 }  // namespace
 
 Status Daemon::HandleControl(const nlohmann::json& request, std::string_view body,
@@ -52,30 +47,31 @@ Status Daemon::HandleControl(const nlohmann::json& request, std::string_view bod
   const std::string op = request["op"].get<std::string>();
   const int64_t now = clock_->NowMs();
   try {
-    if (op == "who-has") return WhoHas(request, body, reply, reply_body);
-    if (op == "add" || op == "remove") return Change(op == "add", request, body, reply);
-    if (op == "stats") {
+    if (op == client::kOpWhoHas) return WhoHas(request, body, reply, reply_body);
+    if (op == client::kOpAdd || op == client::kOpRemove) {
+      return Change(op == client::kOpAdd, request, body, reply);
+    }
+    if (op == client::kOpStats) {
       (*reply)["stats"] = Stats(now);
       return Status::Ok();
     }
-    if (op == "peers") {
+    if (op == client::kOpPeers) {
       (*reply)["peers"] = PeersJson(now);
       return Status::Ok();
     }
-    if (op == "summary") return SummaryOp(request, reply, reply_body);
-    if (op == "ping") {
+    if (op == client::kOpSummary) return SummaryOp(request, reply, reply_body);
+    if (op == client::kOpPing) {
       (*reply)["node_id"] = config_.node_id;
       (*reply)["endpoint"] = advertise_;
       return Status::Ok();
     }
-    if (op == "snapshot") return WriteSnapshotNow();
-    if (op == "rebuild") return RebuildOp(request, reply);
+    if (op == client::kOpSnapshot) return WriteSnapshotNow();
+    if (op == client::kOpRebuild) return RebuildOp(request, reply);
   } catch (const nlohmann::json::exception& e) {
     return Status::InvalidArgument(std::string("bad request field: ") + e.what());
   }
-  return Status::InvalidArgument(
-      "unknown op " + QuoteBytes(op) +
-      " (who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild)");
+  return Status::InvalidArgument("unknown op " + QuoteBytes(op) + " (" + client::ControlOpList() +
+                                 ")");
 }
 
 // {"op":"rebuild","feed":PATH,"cache_dirs":[...]}: both optional when one store.log feed
@@ -106,43 +102,20 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
   bool keys = false;
   PEERBLOOM_RETURN_IF_ERROR(InputIsKeys(request, &keys));
   const int64_t now = clock_->NowMs();
-  nlohmann::json nodes = nlohmann::json::array();
-  std::unordered_map<std::string, size_t> index_of;
   reply_body->reserve(body.size() / 8 + 16);
-  auto node_index = [&](const PeerMatch& m, bool local) {
-    auto [it, inserted] = index_of.try_emplace(m.node_id, nodes.size());
-    if (inserted) {
-      nodes.push_back({{"node_id", m.node_id},
-                       {"endpoint", m.endpoint},
-                       {"local", local},
-                       {"imported", m.imported},
-                       {"summary_age_ms", m.summary_age_ms}});
-    }
-    return it->second;
-  };
-  const PeerMatch self{config_.node_id, advertise_, 0, false};
-  size_t self_index = SIZE_MAX;
+  client::WhoHasEncoder out(config_.node_id, advertise_, reply_body);
   WhoHasBatch batch(
       store_->filter(), store_->hasher(),
-      [this, now](std::string_view key, const KeyHash& hash, std::vector<PeerMatch>* out) {
-        engine_->WhoHas(key, hash, now, out);
+      [this, now](std::string_view key, const KeyHash& hash, std::vector<PeerMatch>* peers) {
+        engine_->WhoHas(key, hash, now, peers);
       },
       [this](const KeyHash& hash) { engine_->PrefetchWhoHas(hash); },
-      [&](const WhoHasAnswer& answer) {
-        if (!answer.valid) {
-          reply_body->append("!\n");
-          return;
+      [&out](const WhoHasAnswer& answer) {
+        if (answer.valid) {
+          out.AddAnswer(answer.local, *answer.peers);
+        } else {
+          out.AddInvalid();
         }
-        if (answer.local) {
-          // The node table entry of this node is made once per request, not per key.
-          if (self_index == SIZE_MAX) self_index = node_index(self, true);
-          AppendIndex(reply_body, self_index);
-        }
-        for (size_t i = 0; i < answer.peers->size(); ++i) {
-          if (answer.local || i > 0) reply_body->push_back(' ');
-          AppendIndex(reply_body, node_index((*answer.peers)[i], false));
-        }
-        reply_body->push_back('\n');
       });
   std::string key_bytes;
   ForEachLine(body, [&](std::string_view line) {
@@ -159,10 +132,7 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
     }
   });
   batch.Finish();
-  (*reply)["count"] = batch.count();
-  (*reply)["claimed"] = batch.claimed();
-  (*reply)["invalid"] = batch.invalid();
-  (*reply)["nodes"] = std::move(nodes);
+  out.Finish(reply);
   return Status::Ok();
 }
 

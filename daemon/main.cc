@@ -15,8 +15,8 @@
 
 #include "daemon/clock.h"
 #include "daemon/config.h"
-#include "daemon/curve_keys.h"
 #include "daemon/daemon.h"
+#include "peerbloom/client/curve_keys.h"
 #include "peerbloom/escape.h"
 
 namespace {
@@ -52,12 +52,12 @@ int Fatal(const std::string& message) {
 Status CheckFiles(Config config) {
   if (!config.curve) return Status::Ok();
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ResolveSeedKeys(&config));
-  peerbloom::daemon::CurveKeyPair keys;
-  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ReadKeyFile(config.key_file, &keys));
+  peerbloom::client::CurveKeyPair keys;
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::client::ReadKeyFile(config.key_file, &keys));
   if (!config.authorized_keys.empty()) {
     std::set<std::string> authorized;
     PEERBLOOM_RETURN_IF_ERROR(
-        peerbloom::daemon::ReadAuthorizedKeys(config.authorized_keys, &authorized));
+        peerbloom::client::ReadAuthorizedKeys(config.authorized_keys, &authorized));
   }
   return Status::Ok();
 }

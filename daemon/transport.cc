@@ -203,7 +203,7 @@ Transport::Link* Transport::LinkFor(const Outgoing& out, int64_t now_ms) {
 }
 
 void Transport::Send(const Outgoing& out, int64_t now_ms) {
-  if (options_.curve && !IsZ85Key(out.public_key)) {
+  if (options_.curve && !client::IsZ85Key(out.public_key)) {
     ++stats_.send_no_key;
     return;
   }

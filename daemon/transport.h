@@ -23,8 +23,8 @@
 #include <vector>
 #include <zmq.hpp>
 
-#include "daemon/curve_keys.h"
 #include "daemon/log_limiter.h"
+#include "peerbloom/client/curve_keys.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/status.h"
 
@@ -33,7 +33,7 @@ namespace peerbloom::daemon {
 struct TransportOptions {
   std::string listen;  // "tcp://HOST:PORT", port 0 for any
   bool curve = true;
-  CurveKeyPair keys;                 // required when curve
+  client::CurveKeyPair keys;         // required when curve
   std::set<std::string> authorized;  // Z85 public keys admitted by the ZAP handler
   int64_t max_message_bytes = int64_t{64} << 20;
   int send_queue_limit = 1000;

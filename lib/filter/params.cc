@@ -34,6 +34,11 @@ unsigned OptimalHashes(double bits, double items) noexcept {
   return static_cast<unsigned>(std::clamp(k, 1.0, static_cast<double>(kMaxHashes)));
 }
 
+unsigned HashesForFpr(double fpr) noexcept {
+  const double k = std::round(-std::log2(fpr));
+  return static_cast<unsigned>(std::clamp(k, 1.0, static_cast<double>(kMaxHashes)));
+}
+
 double Capacity(double bits, unsigned k, double fpr) noexcept {
   return -(bits / k) * std::log1p(-std::pow(fpr, 1.0 / k));
 }
@@ -74,8 +79,7 @@ Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* 
   Geometry g;
   switch (profile) {
     case Profile::kMemoryLean:
-      g.k = static_cast<unsigned>(
-          std::clamp(std::round(-std::log2(fpr)), 1.0, static_cast<double>(kMaxHashes)));
+      g.k = HashesForFpr(fpr);
       break;
     case Profile::kBalanced:
       g.k = 2;

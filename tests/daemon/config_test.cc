@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <vector>
+
+#include "peerbloom/client/client_config.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -266,6 +269,44 @@ TEST(Config, Endpoints) {
 }
 
 // Every shipped config loads and its seed key files are named consistently.
+// The keys a client reads (peerbloom/client/client_config.h) mean the same to both readers:
+// the same values, and the same error for a bad one.
+TEST(Config, ClientReaderAgreesOnSharedKeys) {
+  const std::string head = kMinimal;
+  const std::vector<std::string> texts = {
+      head,
+      head + "cluster_secret = \"s\"\nkey_scheme = \"raw\"\n",
+      head + "control = \"tcp://127.0.0.1:7400\"\n",
+      head + "control = \"tcp://10.0.0.1:7400\"\nallow_remote_control = true\n",
+      head + "squid_uri_whitespace = \"chop\"\nsquid_append_domain = \".lab\"\n",
+      head + "key_scheme = \"md5\"\n",
+      head + "cluster_secret = 1\n",
+      head + "allow_remote_control = \"yes\"\n",
+      head + "control = \"tcp://10.0.0.1:7400\"\n",
+      head + "control = \"tcp://127.0.0.1:0\"\n",
+      head + "control = \"udp://x\"\n",
+      head + "squid_uri_whitespace = \"x\"\n",
+      head + "squid_append_domain = \"lab\"\n",
+      head + "squid_append_domain = \".lab\"\nkey_scheme = \"raw\"\n",
+      "node_id = \"a\"\nlisten = \"tcp://127.0.0.1:1\"\ndata_dir = \"/" + std::string(100, 'd') +
+          "\"\n",
+      head + "control = \n",
+  };
+  for (const std::string& text : texts) {
+    Config d;
+    client::ClientConfig c;
+    const Status ds = Parse(text, &d);
+    const Status cs = client::ParseClientConfig(text, "t.toml", &c);
+    EXPECT_EQ(cs.ToString(), ds.ToString()) << text;
+    if (!ds.ok()) continue;
+    EXPECT_EQ(c.control, d.control) << text;
+    EXPECT_EQ(c.cluster_secret, d.cluster_secret) << text;
+    EXPECT_EQ(c.key_scheme, d.key_scheme) << text;
+    EXPECT_EQ(c.squid_url.uri_whitespace, d.squid_url.uri_whitespace) << text;
+    EXPECT_EQ(c.squid_url.append_domain, d.squid_url.append_domain) << text;
+  }
+}
+
 TEST(Config, EveryExampleConfigLoads) {
   int loaded = 0;
   for (const auto& entry :

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+#include "peerbloom/client/who_has.h"
+
 namespace peerbloom::testing {
 namespace {
 
@@ -266,14 +268,11 @@ std::vector<std::vector<std::string>> Node::WhoHasAs(const std::string& input,
   std::string answer;
   std::vector<std::vector<std::string>> out;
   if (!Call({{"op", "who-has"}, {"input", input}}, body, &reply, &answer)) return out;
-  std::istringstream lines(answer);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::vector<std::string> ids;
-    std::istringstream idx(line);
-    size_t i;
-    while (idx >> i) ids.push_back(reply["nodes"][i]["node_id"].get<std::string>());
-    out.push_back(std::move(ids));
+  client::WhoHasReply decoded;
+  if (!client::DecodeWhoHasReply(reply, answer, &decoded).ok()) return out;
+  for (const client::WhoHasAnswer& a : decoded.answers) {
+    std::vector<std::string>& ids = out.emplace_back();
+    for (size_t i : a.nodes) ids.push_back(decoded.nodes[i].node_id);
   }
   return out;
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "peerbloom/bloom_filter.h"
+#include "peerbloom/client/who_has.h"
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/summary.h"
@@ -43,23 +44,11 @@ std::vector<std::vector<Listed>> WhoHasFull(Node* node, const std::vector<std::s
   std::string answer;
   std::vector<std::vector<Listed>> out;
   if (!node->Call({{"op", "who-has"}, {"input", "url"}}, body, &reply, &answer)) return out;
-  size_t start = 0;
-  while (start < answer.size()) {
-    size_t end = answer.find('\n', start);
-    if (end == std::string::npos) end = answer.size();
-    std::vector<Listed> ids;
-    const std::string line = answer.substr(start, end - start);
-    size_t pos = 0;
-    while (pos < line.size()) {
-      size_t used = 0;
-      const size_t i = std::stoul(line.substr(pos), &used);
-      const json& n = reply["nodes"][i];
-      ids.push_back({n["node_id"].get<std::string>(), n["imported"].get<bool>()});
-      pos += used;
-      while (pos < line.size() && line[pos] == ' ') ++pos;
-    }
-    out.push_back(std::move(ids));
-    start = end + 1;
+  client::WhoHasReply decoded;
+  if (!client::DecodeWhoHasReply(reply, answer, &decoded).ok()) return out;
+  for (const client::WhoHasAnswer& a : decoded.answers) {
+    std::vector<Listed>& ids = out.emplace_back();
+    for (size_t i : a.nodes) ids.push_back({decoded.nodes[i].node_id, decoded.nodes[i].imported});
   }
   return out;
 }

@@ -21,6 +21,10 @@ double FalsePositiveRate(double bits, double items, unsigned k) noexcept;
 uint64_t OptimalBits(double items, double fpr) noexcept;
 // At least 1, at most kMaxHashes. REQUIRES: items > 0.
 unsigned OptimalHashes(double bits, double items) noexcept;
+// The k that gives the smallest filter for false-positive rate `fpr`: at the optimal size
+// each probe halves the rate, so k = round(log2(1/fpr)), clamped to [1, kMaxHashes]. The
+// memory-lean profile's k. REQUIRES: 0 < fpr < 1.
+unsigned HashesForFpr(double fpr) noexcept;
 // The most keys a filter of `bits` bits and k probes holds at false-positive rate `fpr`.
 double Capacity(double bits, unsigned k, double fpr) noexcept;
 

@@ -62,6 +62,21 @@ TEST(Params, SmallestLog2BitsIsTheFirstSizeThatMeetsTheTarget) {
   EXPECT_EQ(SmallestLog2Bits(1e6, 7, 0.01, 10, 20), 20u);
 }
 
+// round(log2(1/p)), at least 1 and at most kMaxHashes; the memory-lean profile's k.
+TEST(Params, HashesForFpr) {
+  EXPECT_EQ(HashesForFpr(0.5), 1u);
+  EXPECT_EQ(HashesForFpr(0.9), 1u);
+  EXPECT_EQ(HashesForFpr(0.01), 7u);    // log2(100) = 6.64
+  EXPECT_EQ(HashesForFpr(0.001), 10u);  // 9.97
+  EXPECT_EQ(HashesForFpr(1e-9), 30u);   // 29.9
+  EXPECT_EQ(HashesForFpr(1e-12), kMaxHashes);
+  for (double p : {0.5, 0.1, 0.02, 0.01, 0.001, 1e-6}) {
+    Geometry g;
+    ASSERT_TRUE(ChooseGeometry(Profile::kMemoryLean, 1000, p, &g).ok());
+    EXPECT_EQ(g.k, HashesForFpr(p)) << p;
+  }
+}
+
 TEST(Params, ProfileNames) {
   for (Profile p : {Profile::kMemoryLean, Profile::kBalanced, Profile::kWireLean}) {
     EXPECT_EQ(ParseProfile(ProfileName(p)), p);

@@ -1,4 +1,4 @@
-#include "daemon/curve_keys.h"
+#include "peerbloom/client/curve_keys.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-namespace peerbloom::daemon {
+namespace peerbloom::client {
 namespace {
 
 class CurveKeysTest : public ::testing::Test {
@@ -84,4 +84,4 @@ TEST_F(CurveKeysTest, AuthorizedKeysWithCommentsAndErrors) {
 }
 
 }  // namespace
-}  // namespace peerbloom::daemon
+}  // namespace peerbloom::client

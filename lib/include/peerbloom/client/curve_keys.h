@@ -7,8 +7,8 @@
 //   secret-key = <40 Z85 characters>
 // authorized_keys: one key per line, optionally followed by whitespace and a comment;
 // blank lines and lines starting with '#' (that are not a key) are ignored.
-#ifndef PEERBLOOM_DAEMON_CURVE_KEYS_H_
-#define PEERBLOOM_DAEMON_CURVE_KEYS_H_
+#ifndef PEERBLOOM_CLIENT_CURVE_KEYS_H_
+#define PEERBLOOM_CLIENT_CURVE_KEYS_H_
 
 #include <set>
 #include <string>
@@ -16,7 +16,7 @@
 
 #include "peerbloom/status.h"
 
-namespace peerbloom::daemon {
+namespace peerbloom::client {
 
 inline constexpr size_t kZ85KeyChars = 40;
 
@@ -40,6 +40,6 @@ Status ReadAuthorizedKeys(const std::string& path, std::set<std::string>* out);
 Status ParseAuthorizedKeys(std::string_view text, const std::string& path,
                            std::set<std::string>* out);
 
-}  // namespace peerbloom::daemon
+}  // namespace peerbloom::client
 
-#endif  // PEERBLOOM_DAEMON_CURVE_KEYS_H_
+#endif  // PEERBLOOM_CLIENT_CURVE_KEYS_H_

@@ -1,10 +1,10 @@
 // A REQ socket recreated after any timeout: REQ's strict send/recv alternation would
 // otherwise wedge after a lost reply.
-#include "daemon/control_client.h"
+#include "peerbloom/client/control_client.h"
 
 #include "peerbloom/escape.h"
 
-namespace peerbloom::daemon {
+namespace peerbloom::client {
 namespace {
 
 // The endpoint comes from a flag or the environment: quoted whole, escaped.
@@ -82,4 +82,4 @@ Status ControlClient::Call(const nlohmann::json& header, std::string_view body,
   return Status::Ok();
 }
 
-}  // namespace peerbloom::daemon
+}  // namespace peerbloom::client

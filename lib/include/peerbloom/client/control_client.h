@@ -4,21 +4,18 @@
 // as newline-separated bodies, never as JSON arrays of keys.
 //
 // Thread-safety: none. Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_CONTROL_CLIENT_H_
-#define PEERBLOOM_DAEMON_CONTROL_CLIENT_H_
+#ifndef PEERBLOOM_CLIENT_CONTROL_CLIENT_H_
+#define PEERBLOOM_CLIENT_CONTROL_CLIENT_H_
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <zmq.hpp>
 
+#include "peerbloom/client/control_protocol.h"
 #include "peerbloom/status.h"
 
-namespace peerbloom::daemon {
-
-// Frozen limits of the control protocol.
-inline constexpr size_t kMaxControlHeaderBytes = 64 * 1024;
-inline constexpr size_t kMaxControlBodyBytes = size_t{256} << 20;
+namespace peerbloom::client {
 
 class ControlClient {
  public:
@@ -47,6 +44,6 @@ class ControlClient {
   zmq::socket_t socket_;
 };
 
-}  // namespace peerbloom::daemon
+}  // namespace peerbloom::client
 
-#endif  // PEERBLOOM_DAEMON_CONTROL_CLIENT_H_
+#endif  // PEERBLOOM_CLIENT_CONTROL_CLIENT_H_

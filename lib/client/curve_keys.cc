@@ -1,5 +1,5 @@
 // Key files are small text files; everything read is checked before it reaches libzmq.
-#include "daemon/curve_keys.h"
+#include "peerbloom/client/curve_keys.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,7 +14,7 @@
 
 #include "peerbloom/escape.h"
 
-namespace peerbloom::daemon {
+namespace peerbloom::client {
 namespace {
 
 std::string Errno() { return std::strerror(errno); }
@@ -168,4 +168,4 @@ Status ReadAuthorizedKeys(const std::string& path, std::set<std::string>* out) {
   return ParseAuthorizedKeys(text, path, out);
 }
 
-}  // namespace peerbloom::daemon
+}  // namespace peerbloom::client

@@ -1,0 +1,201 @@
+// The client's keys of a peerbloomd config, checked with the daemon's rules and messages so
+// that a config the daemon accepts reads the same here (tests/daemon/config_test.cc compares
+// the two readers).
+#include "peerbloom/client/client_config.h"
+
+#include <toml++/toml.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace peerbloom::client {
+namespace {
+
+// sockaddr_un.sun_path holds 107 characters plus the terminating zero.
+constexpr size_t kMaxIpcPath = 107;
+
+class Reader {
+ public:
+  Reader(const std::string& path, ClientConfig* config) : path_(path), c_(config) {}
+
+  Status Read(const toml::table& root);
+
+ private:
+  Status At(uint32_t line, const std::string& what) const {
+    return Status::InvalidArgument(path_ + ":" + std::to_string(line) + ": " + what);
+  }
+  Status Error(const toml::node& node, const std::string& what) const {
+    return At(node.source().begin.line, what);
+  }
+  uint32_t LineOf(const toml::table& root, std::string_view key) const {
+    const toml::node* n = root.get(key);
+    return n == nullptr ? 1 : n->source().begin.line;
+  }
+  Status String(const toml::node& n, std::string_view key, std::string* out) const;
+  Status Bool(const toml::node& n, std::string_view key, bool* out) const;
+  Status Key(std::string_view key, const toml::node& n);
+  Status Finish(const toml::table& root);
+
+  std::string path_;
+  ClientConfig* c_;
+  std::string data_dir_;
+  bool allow_remote_control_ = false;
+  uint32_t squid_url_line_ = 0;  // line of the first squid_uri_* / append_domain key
+};
+
+Status Reader::String(const toml::node& n, std::string_view key, std::string* out) const {
+  if (!n.is_string()) return Error(n, "'" + std::string(key) + "' must be a string");
+  *out = *n.value<std::string>();
+  return Status::Ok();
+}
+
+Status Reader::Bool(const toml::node& n, std::string_view key, bool* out) const {
+  if (!n.is_boolean()) return Error(n, "'" + std::string(key) + "' must be true or false");
+  *out = *n.value<bool>();
+  return Status::Ok();
+}
+
+Status Reader::Key(std::string_view key, const toml::node& n) {
+  if (key == kKeyControl) return String(n, key, &c_->control);
+  if (key == kKeyClusterSecret) return String(n, key, &c_->cluster_secret);
+  if (key == kKeyAllowRemoteControl) return Bool(n, key, &allow_remote_control_);
+  if (key == kKeyDataDir) {
+    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &data_dir_));
+    if (data_dir_.empty()) return Error(n, "'data_dir' must not be empty");
+    return Status::Ok();
+  }
+  if (key == kKeyKeyScheme) {
+    std::string name;
+    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &name));
+    const auto scheme = ParseKeyScheme(name);
+    if (!scheme) return Error(n, "'key_scheme' must be 'squid-md5' or 'raw', got '" + name + "'");
+    c_->key_scheme = *scheme;
+    return Status::Ok();
+  }
+  if (key == kKeySquidUriWhitespace) {
+    std::string name;
+    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &name));
+    const auto policy = ParseUriWhitespace(name);
+    if (!policy) {
+      return Error(n,
+                   "'squid_uri_whitespace' must be 'strip', 'allow', 'encode', 'chop' or "
+                   "'deny', got '" +
+                       name + "'");
+    }
+    c_->squid_url.uri_whitespace = *policy;
+  } else if (key == kKeySquidAppendDomain) {
+    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &c_->squid_url.append_domain));
+    if (!ValidateSquidUrlOptions(c_->squid_url).ok()) {
+      return Error(n,
+                   "'squid_append_domain' must be a '.' followed by at most 253 letters, "
+                   "digits, '-', '.' or '_', got '" +
+                       c_->squid_url.append_domain + "'");
+    }
+  } else {
+    return Status::Ok();  // a daemon-only key
+  }
+  if (squid_url_line_ == 0) squid_url_line_ = n.source().begin.line;
+  return Status::Ok();
+}
+
+Status Reader::Read(const toml::table& root) {
+  // The daemon's order: keys as the table holds them (sorted), then the cross-key checks.
+  for (auto&& [k, v] : root) PEERBLOOM_RETURN_IF_ERROR(Key(k.str(), v));
+  return Finish(root);
+}
+
+Status Reader::Finish(const toml::table& root) {
+  if (c_->control.empty()) {
+    if (data_dir_.empty()) return At(1, "missing required key 'data_dir'");
+    c_->control = DefaultControlEndpoint(data_dir_);
+  }
+  Status s = CheckControlEndpoint(c_->control, allow_remote_control_);
+  if (!s.ok()) return At(LineOf(root, kKeyControl), s.message());
+  if (squid_url_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
+    return At(squid_url_line_,
+              "'squid_uri_whitespace' and 'squid_append_domain' need key_scheme = 'squid-md5'");
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string DefaultControlEndpoint(std::string_view data_dir) {
+  return "ipc://" + std::string(data_dir) + "/control.sock";
+}
+
+Status CheckControlEndpoint(std::string_view control, bool allow_remote) {
+  const std::string text(control);
+  std::string host;
+  int port = 0;
+  if (text.rfind("ipc://", 0) == 0) {
+    if (text.size() - 6 > kMaxIpcPath) {
+      return Status::InvalidArgument("control socket path is longer than 107 characters: '" +
+                                     text.substr(6) + "' (set 'control' or a shorter 'data_dir')");
+    }
+  } else if (ParseTcpEndpoint(text, &host, &port)) {
+    if (port == 0) return Status::InvalidArgument("'control' needs a port other than '0'");
+    if (!IsLoopbackHost(host) && !allow_remote) {
+      return Status::InvalidArgument(
+          "'control' endpoint '" + text +
+          "' is not loopback; set 'allow_remote_control = true' to allow it");
+    }
+  } else {
+    return Status::InvalidArgument("'control' must be 'ipc://PATH' or 'tcp://HOST:PORT', got '" +
+                                   text + "'");
+  }
+  return Status::Ok();
+}
+
+bool ParseTcpEndpoint(std::string_view endpoint, std::string* host, int* port) {
+  constexpr std::string_view kPrefix = "tcp://";
+  if (endpoint.substr(0, kPrefix.size()) != kPrefix) return false;
+  std::string_view rest = endpoint.substr(kPrefix.size());
+  // The last ':' splits: an IPv6 host in brackets holds colons of its own.
+  const size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 == rest.size()) return false;
+  std::string_view port_text = rest.substr(colon + 1);
+  if (port_text.size() > 5) return false;
+  int value = 0;
+  for (char ch : port_text) {
+    if (ch < '0' || ch > '9') return false;
+    value = value * 10 + (ch - '0');
+  }
+  if (value > 65535) return false;
+  *host = std::string(rest.substr(0, colon));
+  *port = value;
+  return true;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  return host == "localhost" || host == "[::1]" || host.substr(0, 4) == "127.";
+}
+
+Status ParseClientConfig(std::string_view text, const std::string& path, ClientConfig* out) {
+  toml::table root;
+  try {
+    root = toml::parse(text, path);
+  } catch (const toml::parse_error& e) {
+    return Status::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
+                                   std::string(e.description()));
+  }
+  ClientConfig config;
+  config.source_path = path;
+  Reader reader(path, &config);
+  PEERBLOOM_RETURN_IF_ERROR(reader.Read(root));
+  *out = std::move(config);
+  return Status::Ok();
+}
+
+Status LoadClientConfig(const std::string& path, ClientConfig* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::IOError(path + ": cannot open config file: " + std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return Status::IOError(path + ": cannot read config file");
+  return ParseClientConfig(text.str(), path, out);
+}
+
+}  // namespace peerbloom::client

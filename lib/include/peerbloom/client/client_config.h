@@ -1,0 +1,64 @@
+// What a client takes from a peerbloomd config file (docs/config.md): where the daemon's
+// control endpoint is and how the cluster makes keys. The daemon's own parser (daemon/config.*)
+// reads the same keys with the same defaults and checks; this reader ignores every other key,
+// so a client needs nothing of the daemon to use a node's config.
+//
+// A plain struct: each field says its default; LoadClientConfig() is the validating function.
+// Every error message starts with "<file>:<line>:" like the daemon's.
+#ifndef PEERBLOOM_CLIENT_CLIENT_CONFIG_H_
+#define PEERBLOOM_CLIENT_CLIENT_CONFIG_H_
+
+#include <string>
+#include <string_view>
+
+#include "peerbloom/key_scheme.h"
+#include "peerbloom/squid_url.h"
+#include "peerbloom/status.h"
+
+namespace peerbloom::client {
+
+// The TOML keys a client reads, named once for both readers.
+inline constexpr std::string_view kKeyControl = "control";
+inline constexpr std::string_view kKeyDataDir = "data_dir";
+inline constexpr std::string_view kKeyAllowRemoteControl = "allow_remote_control";
+inline constexpr std::string_view kKeyClusterSecret = "cluster_secret";
+inline constexpr std::string_view kKeyKeyScheme = "key_scheme";
+inline constexpr std::string_view kKeySquidUriWhitespace = "squid_uri_whitespace";
+inline constexpr std::string_view kKeySquidAppendDomain = "squid_append_domain";
+
+inline constexpr KeyScheme kDefaultKeyScheme = KeyScheme::kSquidMd5;
+// The default `control`: "ipc://<data_dir>/control.sock".
+std::string DefaultControlEndpoint(std::string_view data_dir);
+
+struct ClientConfig {
+  std::string source_path;  // the file this came from
+  // Default: DefaultControlEndpoint(data_dir); the config must then have `data_dir`.
+  std::string control;
+  // Default: "". Keys the index hash.
+  std::string cluster_secret;
+  // Default: kDefaultKeyScheme.
+  KeyScheme key_scheme = kDefaultKeyScheme;
+  // Default: Squid's defaults. From `squid_uri_whitespace` and `squid_append_domain`, which
+  // need key_scheme = "squid-md5".
+  SquidUrlOptions squid_url;
+};
+
+// Reads the client's keys of a config file; `out` is unchanged on error. IOError when the
+// file cannot be read, InvalidArgument for TOML that does not parse or a value that the
+// daemon would refuse too (other keys are not looked at).
+Status LoadClientConfig(const std::string& path, ClientConfig* out);
+// The same from text already read; `path` only names it in messages.
+Status ParseClientConfig(std::string_view text, const std::string& path, ClientConfig* out);
+
+// Whether `control` is an endpoint a daemon may bind: "ipc://PATH" with a path that fits a
+// unix socket address, or "tcp://HOST:PORT" with a port other than 0 and a loopback host
+// unless `allow_remote`. The message names the problem without a file or line.
+Status CheckControlEndpoint(std::string_view control, bool allow_remote);
+
+// "tcp://HOST:PORT" with a numeric port; *host and *port receive it.
+bool ParseTcpEndpoint(std::string_view endpoint, std::string* host, int* port);
+bool IsLoopbackHost(std::string_view host);
+
+}  // namespace peerbloom::client
+
+#endif  // PEERBLOOM_CLIENT_CLIENT_CONFIG_H_
