@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <filesystem>
 #include <fstream>
@@ -41,6 +42,18 @@ class SnapshotTest : public ::testing::Test {
     return s.str();
   }
   void Put(const std::string& bytes) { std::ofstream(path_, std::ios::binary) << bytes; }
+  // Rewrites the fixed prefix's version fields of the file at path_, with a fresh checksum,
+  // as a later build would write them.
+  void SetVersions(uint32_t version, uint32_t min_reader) {
+    std::string bytes = Bytes();
+    for (int i = 0; i < 4; ++i) {
+      bytes[8 + i] = static_cast<char>(version >> (8 * i));
+      bytes[12 + i] = static_cast<char>(min_reader >> (8 * i));
+    }
+    const uint64_t sum = XXH3_64bits(bytes.data(), bytes.size() - 8);
+    for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + i] = static_cast<char>(sum >> (8 * i));
+    Put(bytes);
+  }
 
   std::string dir_, path_;
   SnapshotState state_;
@@ -112,6 +125,64 @@ TEST_F(SnapshotTest, RewriteReplacesAtomically) {
   SnapshotState read;
   ASSERT_TRUE(ReadSnapshot(path_, &read).ok());
   EXPECT_EQ(read.version, 43u);
+}
+
+TEST_F(SnapshotTest, WritesFormat2ReadableByFormat2) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  const std::string bytes = Bytes();
+  EXPECT_EQ(bytes.substr(0, 16), std::string("PBSNAP01\x02\0\0\0\x02\0\0\0", 16));
+}
+
+// tests/data/snapshot/format1.snapshot was written by the format 1 writer, before the
+// minimum-reader field existed.
+TEST_F(SnapshotTest, Format1SnapshotStillReads) {
+  SnapshotState read;
+  const Status s = ReadSnapshot(
+      std::string(PEERBLOOM_SOURCE_DIR) + "/tests/data/snapshot/format1.snapshot", &read);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(read.node_id, "a");
+  EXPECT_EQ(read.epoch, 7u);
+  EXPECT_EQ(read.version, 42u);
+  EXPECT_EQ(read.k, 2u);
+  EXPECT_EQ(read.log2_counters, 10u);
+  EXPECT_EQ(read.key_scheme, KeyScheme::kRaw);
+  EXPECT_EQ(read.index_key_fingerprint, 0x1234567890abcdefULL);
+  EXPECT_EQ(read.items, 3u);
+  EXPECT_EQ(read.adds, 5u);
+  EXPECT_EQ(read.removes, 2u);
+  EXPECT_EQ(read.written_unix_ms, 1795420869055);
+  ASSERT_EQ(read.feeds.size(), 1u);
+  EXPECT_EQ(read.feeds[0], state_.feeds[0]);
+  EXPECT_EQ(read.cells, state_.cells);
+}
+
+TEST_F(SnapshotTest, NewerFormatThatThisBuildCanReadIsRead) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  SetVersions(3, 2);
+  SnapshotState read;
+  const Status s = ReadSnapshot(path_, &read);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(read.cells, state_.cells);
+  EXPECT_EQ(read.feeds, state_.feeds);
+}
+
+TEST_F(SnapshotTest, NewerMinimumReaderIsRefusedNamingBothVersions) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  SetVersions(4, 3);
+  SnapshotState read;
+  const Status s = ReadSnapshot(path_, &read);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_EQ(s.message(), "snapshot '" + path_ +
+                             "' has format version '4' and needs a reader of format '3' or "
+                             "newer, this build reads '2'");
+}
+
+TEST_F(SnapshotTest, MinimumReaderAboveItsVersionIsCorrupt) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  SetVersions(2, 3);
+  SnapshotState read;
+  const Status s = ReadSnapshot(path_, &read);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
 }
 
 }  // namespace
