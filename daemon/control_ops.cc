@@ -58,8 +58,8 @@ Status ControlOps::Peers(const ControlCall& call) {
 }
 
 Status ControlOps::Ping(const ControlCall& call) {
-  (*call.reply)["node_id"] = c_.config.node_id;
-  (*call.reply)["endpoint"] = c_.endpoint;
+  (*call.reply)["node_id"] = c_.parts.config.node_id;
+  (*call.reply)["endpoint"] = c_.parts.endpoint;
   return Status::Ok();
 }
 
@@ -67,17 +67,17 @@ Status ControlOps::Snapshot(const ControlCall&) { return c_.write_snapshot(); }
 
 // {"op":"summary","node":ID,"format":"describe"|"bytes"}: both optional.
 Status ControlOps::Summary(const ControlCall& call) {
-  const std::string node = call.request.value("node", c_.config.node_id);
+  const std::string node = call.request.value("node", c_.parts.config.node_id);
   const std::string format = call.request.value("format", std::string("describe"));
   if (format != "describe" && format != "bytes") {
     return Status::InvalidArgument("'format' must be 'describe' or 'bytes', got " +
                                    QuoteBytes(format));
   }
   peerbloom::Summary summary;
-  if (node == c_.config.node_id) {
-    summary = c_.store.builder()->current();
+  if (node == c_.parts.config.node_id) {
+    summary = c_.parts.store.builder()->current();
   } else {
-    Status s = c_.engine.GetSummary(node, &summary);
+    Status s = c_.parts.engine.GetSummary(node, &summary);
     if (!s.ok()) return Status::NotFound("no summary held for node " + QuoteBytes(node));
   }
   std::string encoded;
@@ -104,7 +104,7 @@ Status ControlOps::Rebuild(const ControlCall& call) {
   const std::string path = call.request.value("feed", std::string());
   std::vector<std::string> dirs = call.request.value("cache_dirs", std::vector<std::string>());
   Feed* chosen = nullptr;
-  for (const auto& feed : c_.feeds) {
+  for (const auto& feed : c_.parts.feeds) {
     if (feed->store_log() == nullptr || (!path.empty() && feed->config().path != path)) continue;
     if (chosen != nullptr) {
       return Status::InvalidArgument("more than one squid-store-log feed: name one with 'feed'");

@@ -17,9 +17,7 @@
 #include <vector>
 
 #include "daemon/clock.h"
-#include "daemon/config.h"
-#include "daemon/feed.h"
-#include "daemon/local_store.h"
+#include "daemon/daemon_parts.h"
 #include "daemon/stats_report.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/status.h"
@@ -39,12 +37,8 @@ using ControlHandler = std::function<Status(const ControlCall&)>;
 
 // What the operations reach. Every reference must outlive the ControlOps.
 struct ControlContext {
-  const Config& config;
-  const std::string& endpoint;  // the advertised peer endpoint
+  DaemonParts parts;
   const Clock& clock;
-  LocalStore& store;
-  const GossipEngine& engine;
-  const std::vector<std::unique_ptr<Feed>>& feeds;
   const StatsReport& stats;
   // The daemon's own operations.
   ControlHandler who_has;

@@ -202,9 +202,10 @@ Status Daemon::Start() {
 // The stats answers and the control operations read the parts Start made; they are built
 // last and hold references to them.
 void Daemon::WireControl() {
-  stats_ = std::make_unique<StatsReport>(
-      StatsSources{config_, advertise_, start_ms_, *store_, *engine_, *transport_, *control_,
-                   feeds_, *digests_, publish_stats_, snapshot_stats_, snapshot_path_, reloads_});
+  const DaemonParts parts{config_, advertise_, *store_, *engine_, feeds_};
+  stats_ = std::make_unique<StatsReport>(StatsSources{parts, start_ms_, *transport_, *control_,
+                                                      *digests_, publish_stats_, snapshot_stats_,
+                                                      snapshot_path_, reloads_});
   auto who_has = [this](const ControlCall& call) {
     return WhoHas(call.request, call.body, call.reply, call.reply_body);
   };
@@ -212,9 +213,8 @@ void Daemon::WireControl() {
     return Change(add, call.request, call.body, call.reply);
   };
   auto write_snapshot = [this] { return WriteSnapshotNow(); };
-  ControlContext c{config_, advertise_, *clock_, *store_, *engine_,
-                   feeds_,  *stats_,    who_has, change,  write_snapshot};
-  ops_ = std::make_unique<ControlOps>(std::move(c));
+  ops_ = std::make_unique<ControlOps>(
+      ControlContext{parts, *clock_, *stats_, who_has, change, write_snapshot});
 }
 
 int64_t Daemon::NextDeadline(int64_t now) const {

@@ -29,28 +29,32 @@ struct At {
 int64_t AgeMs(int64_t now, int64_t then) { return then > 0 ? now - then : -1; }
 
 constexpr std::array<StatEntry<Context>, 13> kFilter = {{
-    {"k", "hash functions", [](const Context& c) -> Json { return c.s.store.filter().k(); }},
+    {"k", "hash functions", [](const Context& c) -> Json { return c.s.parts.store.filter().k(); }},
     {"log2_counters", "log2 of the counter count",
-     [](const Context& c) -> Json { return c.s.store.filter().log2_counters(); }},
+     [](const Context& c) -> Json { return c.s.parts.store.filter().log2_counters(); }},
     {"counters", "4-bit counters",
-     [](const Context& c) -> Json { return c.s.store.filter().counters(); }},
+     [](const Context& c) -> Json { return c.s.parts.store.filter().counters(); }},
     {"bytes", "memory of the counters",
-     [](const Context& c) -> Json { return c.s.store.filter().bytes(); }},
-    {"items", "keys held", [](const Context& c) -> Json { return c.s.store.filter().items(); }},
+     [](const Context& c) -> Json { return c.s.parts.store.filter().bytes(); }},
+    {"items", "keys held",
+     [](const Context& c) -> Json { return c.s.parts.store.filter().items(); }},
     {"capacity", "the configured capacity",
-     [](const Context& c) -> Json { return c.s.config.capacity; }},
+     [](const Context& c) -> Json { return c.s.parts.config.capacity; }},
     {"profile", "the configured profile",
-     [](const Context& c) -> Json { return std::string(ProfileName(c.s.config.profile)); }},
+     [](const Context& c) -> Json { return std::string(ProfileName(c.s.parts.config.profile)); }},
     {"key_scheme", "the configured key scheme",
-     [](const Context& c) -> Json { return std::string(KeySchemeName(c.s.config.key_scheme)); }},
+     [](const Context& c) -> Json {
+       return std::string(KeySchemeName(c.s.parts.config.key_scheme));
+     }},
     {"saturated_counters", "counters stuck at 15",
-     [](const Context& c) -> Json { return c.s.store.filter().saturated_counters(); }},
+     [](const Context& c) -> Json { return c.s.parts.store.filter().saturated_counters(); }},
     {"saturation_events", "increments that met a saturated counter",
-     [](const Context& c) -> Json { return c.s.store.filter().saturation_events(); }},
+     [](const Context& c) -> Json { return c.s.parts.store.filter().saturation_events(); }},
     {"refused_removes", "removes of keys the filter does not hold",
-     [](const Context& c) -> Json { return c.s.store.filter().refused_removes(); }},
-    {"adds", "keys added", [](const Context& c) -> Json { return c.s.store.stats().adds; }},
-    {"removes", "keys removed", [](const Context& c) -> Json { return c.s.store.stats().removes; }},
+     [](const Context& c) -> Json { return c.s.parts.store.filter().refused_removes(); }},
+    {"adds", "keys added", [](const Context& c) -> Json { return c.s.parts.store.stats().adds; }},
+    {"removes", "keys removed",
+     [](const Context& c) -> Json { return c.s.parts.store.stats().removes; }},
 }};
 
 constexpr std::array<StatEntry<Context>, 11> kSummary = {{
@@ -65,7 +69,7 @@ constexpr std::array<StatEntry<Context>, 11> kSummary = {{
     {"estimated_fpr", "false-positive rate estimated from the fill",
      [](const Context& c) -> Json { return c.summary.filter.EstimatedFpr(); }},
     {"pending", "summary positions changed since the last publication",
-     [](const Context& c) -> Json { return c.s.store.builder()->pending(); }},
+     [](const Context& c) -> Json { return c.s.parts.store.builder()->pending(); }},
     {"published_full", "full summaries published",
      [](const Context& c) -> Json { return c.s.publish.full; }},
     {"published_deltas", "deltas published",
@@ -85,47 +89,48 @@ constexpr std::array<StatEntry<Context>, 21> kGossip = {{
        return alive;
      }},
     {"messages_in", "messages received",
-     [](const Context& c) -> Json { return c.s.engine.stats().messages_in; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().messages_in; }},
     {"messages_out", "messages sent",
-     [](const Context& c) -> Json { return c.s.engine.stats().messages_out; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().messages_out; }},
     {"bytes_in", "bytes received",
-     [](const Context& c) -> Json { return c.s.engine.stats().bytes_in; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().bytes_in; }},
     {"bytes_out", "bytes sent",
-     [](const Context& c) -> Json { return c.s.engine.stats().bytes_out; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().bytes_out; }},
     {"malformed_in", "messages refused as malformed",
-     [](const Context& c) -> Json { return c.s.engine.stats().malformed_in; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().malformed_in; }},
     {"full_summaries_in", "full summaries received",
-     [](const Context& c) -> Json { return c.s.engine.stats().full_summaries_in; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().full_summaries_in; }},
     {"full_summaries_out", "full summaries sent",
-     [](const Context& c) -> Json { return c.s.engine.stats().full_summaries_out; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().full_summaries_out; }},
     {"deltas_in", "deltas received",
-     [](const Context& c) -> Json { return c.s.engine.stats().deltas_in; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().deltas_in; }},
     {"deltas_out", "deltas sent",
-     [](const Context& c) -> Json { return c.s.engine.stats().deltas_out; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().deltas_out; }},
     {"deltas_relayed", "deltas passed on for another origin",
-     [](const Context& c) -> Json { return c.s.engine.stats().deltas_relayed; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().deltas_relayed; }},
     {"digests_in", "anti-entropy digests received",
-     [](const Context& c) -> Json { return c.s.engine.stats().digests_in; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().digests_in; }},
     {"digests_out", "anti-entropy digests sent",
-     [](const Context& c) -> Json { return c.s.engine.stats().digests_out; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().digests_out; }},
     {"requests_in", "summary requests received",
-     [](const Context& c) -> Json { return c.s.engine.stats().requests_in; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().requests_in; }},
     {"resyncs_requested", "full summaries asked for after a gap",
-     [](const Context& c) -> Json { return c.s.engine.stats().resyncs_requested; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().resyncs_requested; }},
     {"stale_dropped", "summaries older than the one held",
-     [](const Context& c) -> Json { return c.s.engine.stats().stale_dropped; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().stale_dropped; }},
     {"queue_dropped", "messages dropped from full queues",
-     [](const Context& c) -> Json { return c.s.engine.stats().queue_dropped; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().queue_dropped; }},
     {"queue_dropped_bytes", "bytes of those messages",
-     [](const Context& c) -> Json { return c.s.engine.stats().queue_dropped_bytes; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().queue_dropped_bytes; }},
     {"members_refused", "members refused (bad id or endpoint, table full)",
-     [](const Context& c) -> Json { return c.s.engine.stats().members_refused; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().members_refused; }},
     {"local_publish_refused", "local publications the engine refused",
-     [](const Context& c) -> Json { return c.s.engine.stats().local_publish_refused; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().local_publish_refused; }},
 }};
 
 constexpr std::array<StatEntry<Context>, 15> kTransport = {{
-    {"curve", "whether CURVE is on", [](const Context& c) -> Json { return c.s.config.curve; }},
+    {"curve", "whether CURVE is on",
+     [](const Context& c) -> Json { return c.s.parts.config.curve; }},
     {"messages_in", "frames received",
      [](const Context& c) -> Json { return c.s.transport.stats().messages_in; }},
     {"bytes_in", "bytes received",
@@ -359,19 +364,20 @@ constexpr std::array<StatEntry<Context>, 8> kDigests = {{
     {"refused", "fetched digests the engine refused",
      [](const Context& c) -> Json { return c.s.digests.refused(); }},
     {"imports_in", "imported digests received",
-     [](const Context& c) -> Json { return c.s.engine.stats().imports_in; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_in; }},
     {"imports_out", "imported digests sent",
-     [](const Context& c) -> Json { return c.s.engine.stats().imports_out; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_out; }},
     {"imports_refused", "imported digests refused",
-     [](const Context& c) -> Json { return c.s.engine.stats().imports_refused; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_refused; }},
     {"imports_expired", "imported digests expired unrefreshed",
-     [](const Context& c) -> Json { return c.s.engine.stats().imports_expired; }},
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_expired; }},
 }};
 
 constexpr std::array<StatEntry<Context>, 12> kTop = {{
-    {"node_id", "this node's id", [](const Context& c) -> Json { return c.s.config.node_id; }},
+    {"node_id", "this node's id",
+     [](const Context& c) -> Json { return c.s.parts.config.node_id; }},
     {"endpoint", "the advertised peer endpoint",
-     [](const Context& c) -> Json { return c.s.endpoint; }},
+     [](const Context& c) -> Json { return c.s.parts.endpoint; }},
     {"uptime_ms", "time since start",
      [](const Context& c) -> Json { return c.now - c.s.start_ms; }},
     {"filter", "the local counting filter",
@@ -389,7 +395,7 @@ constexpr std::array<StatEntry<Context>, 12> kTop = {{
     {"feeds", "one object per feed",
      [](const Context& c) -> Json {
        Json feeds = Json::array();
-       for (const auto& feed : c.s.feeds) feeds.push_back(StatObject<Feed>(kFeed, *feed));
+       for (const auto& feed : c.s.parts.feeds) feeds.push_back(StatObject<Feed>(kFeed, *feed));
        return feeds;
      }},
     {"squid_digests", "imported Squid digests",
@@ -405,11 +411,13 @@ std::vector<StatDoc> Docs(const std::array<StatEntry<Source>, N>& table) {
 }  // namespace
 
 Json StatsReport::Stats(int64_t now) const {
-  const Context c{s_, now, s_.store.builder()->current(), s_.engine.Peers(now)};
+  const Context c{s_, now, s_.parts.store.builder()->current(), s_.parts.engine.Peers(now)};
   return StatObject<Context>(kTop, c);
 }
 
-Json StatsReport::Peers(int64_t now) const { return ArrayOf(kPeer, s_.engine.Peers(now), now); }
+Json StatsReport::Peers(int64_t now) const {
+  return ArrayOf(kPeer, s_.parts.engine.Peers(now), now);
+}
 
 std::vector<StatDoc> StatsReference() {
   std::vector<StatDoc> top = Docs(kTop);

@@ -13,11 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.h"
 #include "daemon/control_server.h"
+#include "daemon/daemon_parts.h"
 #include "daemon/digest_importer.h"
-#include "daemon/feed.h"
-#include "daemon/local_store.h"
 #include "daemon/stat_table.h"
 #include "daemon/transport.h"
 #include "peerbloom/gossip.h"
@@ -42,14 +40,10 @@ struct SnapshotStats {
 
 // What the report reads. Every reference must outlive the report.
 struct StatsSources {
-  const Config& config;
-  const std::string& endpoint;  // the advertised peer endpoint
+  DaemonParts parts;
   const int64_t& start_ms;
-  LocalStore& store;
-  const GossipEngine& engine;
   const Transport& transport;
   const ControlServer& control;
-  const std::vector<std::unique_ptr<Feed>>& feeds;
   const DigestImporter& digests;
   const PublishStats& publish;
   const SnapshotStats& snapshot;

@@ -4,82 +4,25 @@
 // and the outcome cannot depend on load.
 #include "daemon/http_client.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
-#include <mutex>
+#include <atomic>
+#include <optional>
 #include <string>
-#include <thread>
+
+#include "tests/daemon/loopback_http_server.h"
 
 namespace peerbloom::daemon {
 namespace {
 
-// Answers each connection with `response` once the request head arrived; an empty response
-// means silence until the client closes (or 60 s pass).
-class CannedServer {
+// Answers each connection with `response`; an empty one means silence until the client
+// closes (or 60 s pass).
+class CannedServer : public LoopbackHttpServer {
  public:
-  explicit CannedServer(std::string response) : response_(std::move(response)) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len), 0);
-    EXPECT_EQ(listen(listen_fd_, 8), 0);
-    EXPECT_EQ(getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { AcceptLoop(); });
-  }
-  ~CannedServer() {
-    shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
-    thread_.join();
-    close(listen_fd_);
-  }
-  uint16_t port() const { return port_; }
-  std::string last_request() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return last_request_;
-  }
-
- private:
-  void AcceptLoop() {
-    for (;;) {
-      const int fd = accept(listen_fd_, nullptr, nullptr);
-      if (fd < 0) return;
-      Serve(fd);
-      close(fd);
-    }
-  }
-  void Serve(int fd) {
-    std::string request;
-    char buf[4096];
-    while (request.find("\r\n\r\n") == std::string::npos && request.size() < 65536) {
-      const ssize_t n = recv(fd, buf, sizeof(buf), 0);
-      if (n <= 0) return;
-      request.append(buf, static_cast<size_t>(n));
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      last_request_ = request;
-    }
-    if (response_.empty()) {
-      pollfd p{fd, POLLIN, 0};
-      (void)poll(&p, 1, 60000);
-      return;
-    }
-    (void)send(fd, response_.data(), response_.size(), MSG_NOSIGNAL);
-  }
-
-  const std::string response_;
-  int listen_fd_ = -1;
-  uint16_t port_ = 0;
-  std::thread thread_;
-  std::mutex mu_;
-  std::string last_request_;
+  explicit CannedServer(std::string response)
+      : LoopbackHttpServer([response = std::move(response)](const std::string&) {
+          return response.empty() ? std::nullopt : std::optional<std::string>(response);
+        }) {}
 };
 
 HttpGetLimits Generous() {
