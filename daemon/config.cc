@@ -1,9 +1,10 @@
-// Config parsing: a table of known keys (kKeys), each with a setter that checks its value.
-// Cross-key checks (advertise vs listen, control locality, derived paths) run once all keys are
-// read.
+// Config parsing: the value readers, the array-of-tables keys ([[seeds]], [[feeds]],
+// [[squid_digest]]) and the cross-key checks (advertise vs listen, control locality, derived
+// paths) that run once all keys are read. The table of top-level keys is config_keys.cc.
 #include "daemon/config.h"
 
 #include <toml++/toml.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -11,62 +12,16 @@
 #include <map>
 #include <sstream>
 
+#include "daemon/config_parser.h"
 #include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
+namespace config_internal {
 namespace {
 
 constexpr int64_t kMaxDurationMs = int64_t{24} * 3600 * 1000;
-constexpr uint64_t kMaxCapacity = uint64_t{1} << 32;
 
-// Reads the keys of one file into a Config. The per-key work is in kKeys below; these are
-// the value readers the table's setters share, each producing the exact message
-// docs/config.md shows.
-class Parser {
- public:
-  Parser(const std::string& path, Config* config) : path_(path), c_(config) {}
-
-  Status Parse(const toml::table& root);
-
-  Config& c() { return *c_; }
-  Status Error(const toml::node& node, const std::string& what) const {
-    return At(node.source().begin.line, what);
-  }
-  Status At(uint32_t line, const std::string& what) const {
-    return Status::InvalidArgument(path_ + ":" + std::to_string(line) + ": " + what);
-  }
-
-  Status String(const toml::node& n, std::string_view key, std::string* out) const;
-  Status Bool(const toml::node& n, std::string_view key, bool* out) const;
-  Status Int(const toml::node& n, std::string_view key, int64_t lo, int64_t hi, int64_t* out) const;
-  Status Fraction(const toml::node& n, std::string_view key, double lo, double hi,
-                  double* out) const;
-  Status Duration(const toml::node& n, std::string_view key, int64_t lo, int64_t* out) const;
-  Status Endpoint(const toml::node& n, std::string_view key, bool allow_port0,
-                  std::string* out) const;
-  Status Seeds(const toml::node& n);
-  Status Feeds(const toml::node& n);
-  Status SquidDigests(const toml::node& n);
-  void NoteSquidUrlKey(const toml::node& n) {
-    if (squid_url_line_ == 0) squid_url_line_ = n.source().begin.line;
-  }
-  template <typename T>
-  Status IntTo(const toml::node& n, std::string_view key, int64_t lo, int64_t hi, T* out) const {
-    int64_t v = 0;
-    PEERBLOOM_RETURN_IF_ERROR(Int(n, key, lo, hi, &v));
-    *out = static_cast<T>(v);
-    return Status::Ok();
-  }
-
- private:
-  Status Finish(const toml::table& root);
-
-  std::string path_;
-  Config* c_;
-  uint32_t squid_feed_line_ = 0;    // line of a store.log feed's format, 0 when none
-  uint32_t squid_digest_line_ = 0;  // line of the first [[squid_digest]], 0 when none
-  uint32_t squid_url_line_ = 0;     // line of the first squid_uri_* / append_domain key
-};
+}  // namespace
 
 Status Parser::String(const toml::node& n, std::string_view key, std::string* out) const {
   if (!n.is_string()) return Error(n, "'" + std::string(key) + "' must be a string");
@@ -218,6 +173,8 @@ Status Parser::Feeds(const toml::node& n) {
   return Status::Ok();
 }
 
+namespace {
+
 bool IsValidDigestHost(std::string_view host) {
   if (host.empty() || host.size() > 253) return false;
   for (char ch : host) {
@@ -227,6 +184,8 @@ bool IsValidDigestHost(std::string_view host) {
   }
   return true;
 }
+
+}  // namespace
 
 Status Parser::SquidDigests(const toml::node& n) {
   const toml::array* arr = n.as_array();
@@ -265,203 +224,6 @@ Status Parser::SquidDigests(const toml::node& n) {
     c_->squid_digests.push_back(std::move(digest));
   }
   return Status::Ok();
-}
-
-// One top-level key: its name, the TOML type it takes, its default as docs/config.md shows
-// it, what it is for, and the setter that checks and stores its value.
-struct KeySpec {
-  std::string_view key;
-  std::string_view type;
-  std::string_view default_value;
-  std::string_view description;
-  Status (*set)(Parser& p, const toml::node& n, std::string_view key);
-};
-
-using N = toml::node;
-
-constexpr KeySpec kKeys[] = {
-    // Identity and peers.
-    {"node_id", "string", "required", "this node's id, unique in the cluster",
-     [](Parser& p, const N& n, std::string_view key) {
-       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().node_id));
-       if (!IsValidNodeId(p.c().node_id)) {
-         return p.Error(n, "'node_id' must be 1-64 characters of [A-Za-z0-9._:-], got '" +
-                               p.c().node_id + "'");
-       }
-       return Status::Ok();
-     }},
-    {"listen", "endpoint", "required", "the peer endpoint to bind",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Endpoint(n, key, true, &p.c().listen);
-     }},
-    {"advertise", "endpoint", "`listen` after binding", "the peer endpoint told to others",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Endpoint(n, key, false, &p.c().advertise);
-     }},
-    {"seeds", "array of tables", "none", "peers to join through",
-     [](Parser& p, const N& n, std::string_view) { return p.Seeds(n); }},
-    {"cluster_secret", "string", "\"\"", "keys the index hash and the wire cluster tag",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.String(n, key, &p.c().cluster_secret);
-     }},
-    {"key_scheme", "string", "\"squid-md5\"", "how a URL becomes key bytes",
-     [](Parser& p, const N& n, std::string_view key) {
-       std::string name;
-       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
-       auto scheme = ParseKeyScheme(name);
-       if (!scheme) {
-         return p.Error(n, "'key_scheme' must be 'squid-md5' or 'raw', got '" + name + "'");
-       }
-       p.c().key_scheme = *scheme;
-       return Status::Ok();
-     }},
-    {"squid_uri_whitespace", "string", "\"strip\"", "Squid's uri_whitespace, for canonical URLs",
-     [](Parser& p, const N& n, std::string_view key) {
-       std::string name;
-       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
-       auto policy = ParseUriWhitespace(name);
-       if (!policy) {
-         return p.Error(n,
-                        "'squid_uri_whitespace' must be 'strip', 'allow', 'encode', 'chop' or "
-                        "'deny', got '" +
-                            name + "'");
-       }
-       p.c().squid_url.uri_whitespace = *policy;
-       p.NoteSquidUrlKey(n);
-       return Status::Ok();
-     }},
-    {"squid_append_domain", "string", "\"\"", "Squid's append_domain, for canonical URLs",
-     [](Parser& p, const N& n, std::string_view key) {
-       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().squid_url.append_domain));
-       if (!ValidateSquidUrlOptions(p.c().squid_url).ok()) {
-         return p.Error(n,
-                        "'squid_append_domain' must be a '.' followed by at most 253 letters, "
-                        "digits, '-', '.' or '_', got '" +
-                            p.c().squid_url.append_domain + "'");
-       }
-       p.NoteSquidUrlKey(n);
-       return Status::Ok();
-     }},
-    // Filter.
-    {"capacity", "integer", "1000000", "keys the counting filter is sized for",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.IntTo(n, key, 1, int64_t{kMaxCapacity}, &p.c().capacity);
-     }},
-    {"profile", "string", "\"balanced\"", "how counters trade against summary size",
-     [](Parser& p, const N& n, std::string_view key) {
-       std::string name;
-       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
-       auto profile = ParseProfile(name);
-       if (!profile) {
-         return p.Error(
-             n, "'profile' must be 'memory-lean', 'balanced' or 'wire-lean', got '" + name + "'");
-       }
-       p.c().profile = *profile;
-       return Status::Ok();
-     }},
-    {"target_fpr", "float", "0.01", "false-positive target at capacity",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Fraction(n, key, 0, 0.5, &p.c().target_fpr);
-     }},
-    // Gossip.
-    {"gossip_interval", "duration", "\"1s\"", "period of delta rounds",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Duration(n, key, 10, &p.c().gossip_interval_ms);
-     }},
-    {"failure_timeout", "duration", "\"10s\"", "silence after which a member is dead",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Duration(n, key, 50, &p.c().failure_timeout_ms);
-     }},
-    {"anti_entropy_interval", "duration", "\"5s\"", "period of digest exchanges",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Duration(n, key, 10, &p.c().anti_entropy_interval_ms);
-     }},
-    {"fanout", "integer", "4", "live members linked to besides the seeds",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.IntTo(n, key, 1, 64, &p.c().fanout);
-     }},
-    {"publish_threshold", "float", "0.05", "pending fraction that publishes at once",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Fraction(n, key, 0, 1, &p.c().publish_threshold);
-     }},
-    // Local files, control and logging.
-    {"data_dir", "string", "required", "snapshot, lock, socket, key and log directory",
-     [](Parser& p, const N& n, std::string_view key) {
-       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().data_dir));
-       if (p.c().data_dir.empty()) return p.Error(n, "'data_dir' must not be empty");
-       return Status::Ok();
-     }},
-    {"control", "string", "\"ipc://<data_dir>/control.sock\"", "the control endpoint",
-     [](Parser& p, const N& n, std::string_view key) { return p.String(n, key, &p.c().control); }},
-    {"allow_remote_control", "bool", "false", "whether control may be non-loopback tcp",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Bool(n, key, &p.c().allow_remote_control);
-     }},
-    {"log_level", "string", "\"info\"", "least severity logged",
-     [](Parser& p, const N& n, std::string_view key) {
-       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().log_level));
-       static const char* kLevels[] = {"trace", "debug",    "info", "warn",
-                                       "error", "critical", "off"};
-       for (const char* level : kLevels) {
-         if (p.c().log_level == level) return Status::Ok();
-       }
-       return p.Error(n,
-                      "'log_level' must be one of trace, debug, info, warn, error, "
-                      "critical, off, got '" +
-                          p.c().log_level + "'");
-     }},
-    {"log_file", "string", "\"<data_dir>/peerbloomd.log\"", "log file without --foreground",
-     [](Parser& p, const N& n, std::string_view key) { return p.String(n, key, &p.c().log_file); }},
-    {"snapshot_interval", "duration", "\"60s\"", "period of snapshots, 0 for none",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Duration(n, key, 0, &p.c().snapshot_interval_ms);
-     }},
-    // Security.
-    {"curve", "bool", "true", "whether peer traffic is encrypted and authenticated",
-     [](Parser& p, const N& n, std::string_view key) { return p.Bool(n, key, &p.c().curve); }},
-    {"key_file", "string", "\"<data_dir>/node.key\"", "this node's CURVE key pair",
-     [](Parser& p, const N& n, std::string_view key) { return p.String(n, key, &p.c().key_file); }},
-    {"authorized_keys", "string", "\"\"", "file of the public keys admitted",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.String(n, key, &p.c().authorized_keys);
-     }},
-    // Feeds and Squid nodes without peerbloomd.
-    {"feeds", "array of tables", "none", "files and FIFOs of cache events",
-     [](Parser& p, const N& n, std::string_view) { return p.Feeds(n); }},
-    {"squid_digest", "array of tables", "none", "Squid nodes whose Cache Digest is imported",
-     [](Parser& p, const N& n, std::string_view) { return p.SquidDigests(n); }},
-    {"squid_digest_min_refresh", "duration", "\"1m\"", "earliest refetch of a digest",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Duration(n, key, 1000, &p.c().squid_digest_min_refresh_ms);
-     }},
-    {"squid_digest_max_refresh", "duration", "\"6h\"", "latest refetch of a digest",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Duration(n, key, 1000, &p.c().squid_digest_max_refresh_ms);
-     }},
-    // Transport limits.
-    {"max_message_bytes", "integer", "67108864 (64 MiB)", "largest peer frame accepted",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Int(n, key, 4096, int64_t{1} << 30, &p.c().max_message_bytes);
-     }},
-    {"send_queue_limit", "integer", "1000", "messages queued per peer link",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.IntTo(n, key, 1, 1000000, &p.c().send_queue_limit);
-     }},
-    {"link_heartbeat_interval", "duration", "\"1s\"", "ZMTP heartbeat period, 0 for none",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Duration(n, key, 0, &p.c().link_heartbeat_interval_ms);
-     }},
-    {"link_heartbeat_timeout", "duration", "\"5s\"", "unanswered heartbeats that close a link",
-     [](Parser& p, const N& n, std::string_view key) {
-       return p.Duration(n, key, 100, &p.c().link_heartbeat_timeout_ms);
-     }},
-};
-
-const KeySpec* FindKey(std::string_view key) {
-  for (const KeySpec& spec : kKeys) {
-    if (spec.key == key) return &spec;
-  }
-  return nullptr;
 }
 
 Status Parser::Parse(const toml::table& root) {
@@ -540,13 +302,7 @@ Status Parser::Finish(const toml::table& root) {
   return Status::Ok();
 }
 
-}  // namespace
-
-std::vector<ConfigKeyInfo> ConfigReference() {
-  std::vector<ConfigKeyInfo> out;
-  for (const KeySpec& k : kKeys) out.push_back({k.key, k.type, k.default_value, k.description});
-  return out;
-}
+}  // namespace config_internal
 
 Status ParseConfig(std::string_view text, const std::string& path, Config* out) {
   toml::table root;
@@ -558,7 +314,7 @@ Status ParseConfig(std::string_view text, const std::string& path, Config* out) 
   }
   Config config;
   config.source_path = path;
-  Parser parser(path, &config);
+  config_internal::Parser parser(path, &config);
   PEERBLOOM_RETURN_IF_ERROR(parser.Parse(root));
   *out = std::move(config);
   return Status::Ok();
