@@ -1,63 +1,27 @@
-// Config parsing: a table of known keys, each with a setter that checks its value. Cross-key
-// checks (advertise vs listen, control locality, derived paths) run once all keys are read.
+// Config parsing: the value readers, the array-of-tables keys ([[seeds]], [[feeds]],
+// [[squid_digest]]) and the cross-key checks (advertise vs listen, control locality, derived
+// paths) that run once all keys are read. The table of top-level keys is config_keys.cc.
 #include "daemon/config.h"
 
 #include <toml++/toml.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <fstream>
-#include <functional>
 #include <map>
 #include <sstream>
 
+#include "daemon/config_parser.h"
 #include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
+namespace config_internal {
 namespace {
 
 constexpr int64_t kMaxDurationMs = int64_t{24} * 3600 * 1000;
-constexpr uint64_t kMaxCapacity = uint64_t{1} << 32;
 
-class Parser {
- public:
-  Parser(const std::string& path, Config* config) : path_(path), c_(config) {}
-
-  Status Parse(const toml::table& root);
-
- private:
-  using Setter = std::function<Status(const toml::node&)>;
-
-  Status Error(const toml::node& node, const std::string& what) const {
-    return At(node.source().begin.line, what);
-  }
-  Status At(uint32_t line, const std::string& what) const {
-    return Status::InvalidArgument(path_ + ":" + std::to_string(line) + ": " + what);
-  }
-
-  Status String(const toml::node& n, std::string_view key, std::string* out) const;
-  Status Bool(const toml::node& n, std::string_view key, bool* out) const;
-  Status Int(const toml::node& n, std::string_view key, int64_t lo, int64_t hi, int64_t* out) const;
-  Status Fraction(const toml::node& n, std::string_view key, double lo, double hi,
-                  double* out) const;
-  Status Duration(const toml::node& n, std::string_view key, int64_t lo, int64_t* out) const;
-  Status Endpoint(const toml::node& n, std::string_view key, bool allow_port0,
-                  std::string* out) const;
-  Status Seeds(const toml::node& n);
-  Status Feeds(const toml::node& n);
-  Status SquidDigests(const toml::node& n);
-  Status Finish(const toml::table& root);
-  void NoteSquidUrlKey(const toml::node& n) {
-    if (squid_url_line_ == 0) squid_url_line_ = n.source().begin.line;
-  }
-  std::map<std::string, Setter, std::less<>> Setters();
-
-  std::string path_;
-  Config* c_;
-  uint32_t squid_feed_line_ = 0;    // line of a store.log feed's format, 0 when none
-  uint32_t squid_digest_line_ = 0;  // line of the first [[squid_digest]], 0 when none
-  uint32_t squid_url_line_ = 0;     // line of the first squid_uri_* / append_domain key
-};
+}  // namespace
 
 Status Parser::String(const toml::node& n, std::string_view key, std::string* out) const {
   if (!n.is_string()) return Error(n, "'" + std::string(key) + "' must be a string");
@@ -209,6 +173,8 @@ Status Parser::Feeds(const toml::node& n) {
   return Status::Ok();
 }
 
+namespace {
+
 bool IsValidDigestHost(std::string_view host) {
   if (host.empty() || host.size() > 253) return false;
   for (char ch : host) {
@@ -218,6 +184,8 @@ bool IsValidDigestHost(std::string_view host) {
   }
   return true;
 }
+
+}  // namespace
 
 Status Parser::SquidDigests(const toml::node& n) {
   const toml::array* arr = n.as_array();
@@ -258,168 +226,13 @@ Status Parser::SquidDigests(const toml::node& n) {
   return Status::Ok();
 }
 
-std::map<std::string, Parser::Setter, std::less<>> Parser::Setters() {
-  Config* c = c_;
-  auto duration = [this](std::string_view key, int64_t lo, int64_t* out) {
-    return [this, key, lo, out](const toml::node& n) { return Duration(n, key, lo, out); };
-  };
-  return {
-      {"node_id",
-       [this, c](const toml::node& n) {
-         PEERBLOOM_RETURN_IF_ERROR(String(n, "node_id", &c->node_id));
-         if (!IsValidNodeId(c->node_id)) {
-           return Error(
-               n, "'node_id' must be 1-64 characters of [A-Za-z0-9._:-], got '" + c->node_id + "'");
-         }
-         return Status::Ok();
-       }},
-      {"listen",
-       [this, c](const toml::node& n) { return Endpoint(n, "listen", true, &c->listen); }},
-      {"advertise",
-       [this, c](const toml::node& n) { return Endpoint(n, "advertise", false, &c->advertise); }},
-      {"seeds", [this](const toml::node& n) { return Seeds(n); }},
-      {"cluster_secret",
-       [this, c](const toml::node& n) { return String(n, "cluster_secret", &c->cluster_secret); }},
-      {"key_scheme",
-       [this, c](const toml::node& n) {
-         std::string name;
-         PEERBLOOM_RETURN_IF_ERROR(String(n, "key_scheme", &name));
-         auto scheme = ParseKeyScheme(name);
-         if (!scheme) {
-           return Error(n, "'key_scheme' must be 'squid-md5' or 'raw', got '" + name + "'");
-         }
-         c->key_scheme = *scheme;
-         return Status::Ok();
-       }},
-      {"squid_uri_whitespace",
-       [this, c](const toml::node& n) {
-         std::string name;
-         PEERBLOOM_RETURN_IF_ERROR(String(n, "squid_uri_whitespace", &name));
-         auto policy = ParseUriWhitespace(name);
-         if (!policy) {
-           return Error(n,
-                        "'squid_uri_whitespace' must be 'strip', 'allow', 'encode', 'chop' or "
-                        "'deny', got '" +
-                            name + "'");
-         }
-         c->squid_url.uri_whitespace = *policy;
-         NoteSquidUrlKey(n);
-         return Status::Ok();
-       }},
-      {"squid_append_domain",
-       [this, c](const toml::node& n) {
-         PEERBLOOM_RETURN_IF_ERROR(String(n, "squid_append_domain", &c->squid_url.append_domain));
-         if (!ValidateSquidUrlOptions(c->squid_url).ok()) {
-           return Error(n,
-                        "'squid_append_domain' must be a '.' followed by at most 253 letters, "
-                        "digits, '-', '.' or '_', got '" +
-                            c->squid_url.append_domain + "'");
-         }
-         NoteSquidUrlKey(n);
-         return Status::Ok();
-       }},
-      {"capacity",
-       [this, c](const toml::node& n) {
-         int64_t v = 0;
-         PEERBLOOM_RETURN_IF_ERROR(Int(n, "capacity", 1, int64_t{kMaxCapacity}, &v));
-         c->capacity = static_cast<uint64_t>(v);
-         return Status::Ok();
-       }},
-      {"profile",
-       [this, c](const toml::node& n) {
-         std::string name;
-         PEERBLOOM_RETURN_IF_ERROR(String(n, "profile", &name));
-         auto profile = ParseProfile(name);
-         if (!profile) {
-           return Error(
-               n, "'profile' must be 'memory-lean', 'balanced' or 'wire-lean', got '" + name + "'");
-         }
-         c->profile = *profile;
-         return Status::Ok();
-       }},
-      {"target_fpr",
-       [this, c](const toml::node& n) {
-         return Fraction(n, "target_fpr", 0, 0.5, &c->target_fpr);
-       }},
-      {"gossip_interval", duration("gossip_interval", 10, &c->gossip_interval_ms)},
-      {"failure_timeout", duration("failure_timeout", 50, &c->failure_timeout_ms)},
-      {"anti_entropy_interval",
-       duration("anti_entropy_interval", 10, &c->anti_entropy_interval_ms)},
-      {"fanout",
-       [this, c](const toml::node& n) {
-         int64_t v = 0;
-         PEERBLOOM_RETURN_IF_ERROR(Int(n, "fanout", 1, 64, &v));
-         c->fanout = static_cast<unsigned>(v);
-         return Status::Ok();
-       }},
-      {"publish_threshold",
-       [this, c](const toml::node& n) {
-         return Fraction(n, "publish_threshold", 0, 1, &c->publish_threshold);
-       }},
-      {"data_dir",
-       [this, c](const toml::node& n) {
-         PEERBLOOM_RETURN_IF_ERROR(String(n, "data_dir", &c->data_dir));
-         if (c->data_dir.empty()) return Error(n, "'data_dir' must not be empty");
-         return Status::Ok();
-       }},
-      {"control", [this, c](const toml::node& n) { return String(n, "control", &c->control); }},
-      {"allow_remote_control",
-       [this, c](const toml::node& n) {
-         return Bool(n, "allow_remote_control", &c->allow_remote_control);
-       }},
-      {"log_level",
-       [this, c](const toml::node& n) {
-         PEERBLOOM_RETURN_IF_ERROR(String(n, "log_level", &c->log_level));
-         static const char* kLevels[] = {"trace", "debug",    "info", "warn",
-                                         "error", "critical", "off"};
-         for (const char* level : kLevels) {
-           if (c->log_level == level) return Status::Ok();
-         }
-         return Error(n,
-                      "'log_level' must be one of trace, debug, info, warn, error, "
-                      "critical, off, got '" +
-                          c->log_level + "'");
-       }},
-      {"log_file", [this, c](const toml::node& n) { return String(n, "log_file", &c->log_file); }},
-      {"curve", [this, c](const toml::node& n) { return Bool(n, "curve", &c->curve); }},
-      {"key_file", [this, c](const toml::node& n) { return String(n, "key_file", &c->key_file); }},
-      {"authorized_keys",
-       [this, c](const toml::node& n) {
-         return String(n, "authorized_keys", &c->authorized_keys);
-       }},
-      {"feeds", [this](const toml::node& n) { return Feeds(n); }},
-      {"squid_digest", [this](const toml::node& n) { return SquidDigests(n); }},
-      {"squid_digest_min_refresh",
-       duration("squid_digest_min_refresh", 1000, &c->squid_digest_min_refresh_ms)},
-      {"squid_digest_max_refresh",
-       duration("squid_digest_max_refresh", 1000, &c->squid_digest_max_refresh_ms)},
-      {"snapshot_interval", duration("snapshot_interval", 0, &c->snapshot_interval_ms)},
-      {"max_message_bytes",
-       [this, c](const toml::node& n) {
-         return Int(n, "max_message_bytes", 4096, int64_t{1} << 30, &c->max_message_bytes);
-       }},
-      {"send_queue_limit",
-       [this, c](const toml::node& n) {
-         int64_t v = 0;
-         PEERBLOOM_RETURN_IF_ERROR(Int(n, "send_queue_limit", 1, 1000000, &v));
-         c->send_queue_limit = static_cast<int>(v);
-         return Status::Ok();
-       }},
-      {"link_heartbeat_interval",
-       duration("link_heartbeat_interval", 0, &c->link_heartbeat_interval_ms)},
-      {"link_heartbeat_timeout",
-       duration("link_heartbeat_timeout", 100, &c->link_heartbeat_timeout_ms)},
-  };
-}
-
 Status Parser::Parse(const toml::table& root) {
-  const auto setters = Setters();
   for (auto&& [k, v] : root) {
-    auto it = setters.find(k.str());
-    if (it == setters.end()) {
+    const KeySpec* spec = FindKey(k.str());
+    if (spec == nullptr) {
       return At(k.source().begin.line, "unknown key '" + std::string(k.str()) + "'");
     }
-    PEERBLOOM_RETURN_IF_ERROR(it->second(v));
+    PEERBLOOM_RETURN_IF_ERROR(spec->set(*this, v, spec->key));
   }
   return Finish(root);
 }
@@ -477,7 +290,7 @@ Status Parser::Finish(const toml::table& root) {
   return Status::Ok();
 }
 
-}  // namespace
+}  // namespace config_internal
 
 Status ParseConfig(std::string_view text, const std::string& path, Config* out) {
   toml::table root;
@@ -489,7 +302,7 @@ Status ParseConfig(std::string_view text, const std::string& path, Config* out) 
   }
   Config config;
   config.source_path = path;
-  Parser parser(path, &config);
+  config_internal::Parser parser(path, &config);
   PEERBLOOM_RETURN_IF_ERROR(parser.Parse(root));
   *out = std::move(config);
   return Status::Ok();

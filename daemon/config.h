@@ -133,6 +133,16 @@ Status LoadConfig(const std::string& path, Config* out);
 // The same from text already read; `path` only names it in messages.
 Status ParseConfig(std::string_view text, const std::string& path, Config* out);
 
+// One top-level key of the file, as the parser's table holds it (docs/config.md documents
+// exactly these; a test checks). Array-of-tables keys ([[seeds]]) are named without brackets.
+struct ConfigKeyInfo {
+  std::string_view key;
+  std::string_view type;           // string, bool, integer, float, duration, endpoint, ...
+  std::string_view default_value;  // as docs/config.md shows it, or "required"
+  std::string_view description;
+};
+std::vector<ConfigKeyInfo> ConfigReference();
+
 // Reads every seed's public_key_file into its public_key. Errors name the file.
 Status ResolveSeedKeys(Config* config);
 

@@ -186,7 +186,9 @@ Status Daemon::Start() {
   control_ = std::make_unique<ControlServer>(&context_, config_.control);
   PEERBLOOM_RETURN_IF_ERROR(control_->Start());
   PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
-  PEERBLOOM_RETURN_IF_ERROR(StartDigestFetcher());
+  digests_ = std::make_unique<DigestImporter>(engine_.get());
+  PEERBLOOM_RETURN_IF_ERROR(digests_->Start(config_));
+  WireControl();
   const int64_t now = clock_->NowMs();
   next_snapshot_ms_ = now + config_.snapshot_interval_ms;
   spdlog::info(
@@ -197,6 +199,24 @@ Status Daemon::Start() {
   return Status::Ok();
 }
 
+// The stats answers and the control operations read the parts Start made; they are built
+// last and hold references to them.
+void Daemon::WireControl() {
+  const DaemonParts parts{config_, advertise_, *store_, *engine_, feeds_};
+  stats_ = std::make_unique<StatsReport>(StatsSources{parts, start_ms_, *transport_, *control_,
+                                                      *digests_, publish_stats_, snapshot_stats_,
+                                                      snapshot_path_, reloads_});
+  auto who_has = [this](const ControlCall& call) {
+    return WhoHas(call.request, call.body, call.reply, call.reply_body);
+  };
+  auto change = [this](bool add, const ControlCall& call) {
+    return Change(add, call.request, call.body, call.reply);
+  };
+  auto write_snapshot = [this] { return WriteSnapshotNow(); };
+  ops_ = std::make_unique<ControlOps>(
+      ControlContext{parts, *clock_, *stats_, who_has, change, write_snapshot});
+}
+
 int64_t Daemon::NextDeadline(int64_t now) const {
   int64_t deadline = std::min(engine_->NextDeadline(), now + kMaxWaitMs);
   if (store_->builder()->pending() > 0) deadline = std::min(deadline, next_publish_ms_);
@@ -204,7 +224,7 @@ int64_t Daemon::NextDeadline(int64_t now) const {
   bool file_feeds = false;
   for (const auto& feed : feeds_) file_feeds |= feed->poll_fd() < 0;
   if (file_feeds) deadline = std::min(deadline, next_feed_poll_ms_);
-  if (fetcher_) deadline = std::min(deadline, fetcher_->NextDeadline(now));
+  deadline = std::min(deadline, digests_->NextDeadline(now));
   if (feeds_behind_) deadline = now;
   return deadline;
 }
@@ -240,9 +260,9 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   control_->Process(
       items.data() + control_at, now,
       [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
-             std::string* reply_body) { return HandleControl(req, body, reply, reply_body); });
+             std::string* reply_body) { return ops_->Handle(req, body, reply, reply_body); });
   PollFeeds(items, feeds_at, now);
-  PollDigests(now);
+  digests_->Poll(now);
   MaybePublish(now);
   if (now >= engine_->NextDeadline()) engine_->OnTick(now);
   FlushOutgoing(now);
@@ -368,7 +388,7 @@ void Daemon::Reload() {
     return;
   }
   transport_->SetAuthorized(std::move(authorized));
-  ReloadDigestSources(fresh, clock_->NowMs());
+  digests_->Reload(fresh, clock_->NowMs());
   std::vector<Seed> seeds;
   for (const Seed& seed : config_.seeds) {
     if (seed.endpoint != advertise_) seeds.push_back(seed);

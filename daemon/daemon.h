@@ -1,4 +1,6 @@
-// Daemon: peerbloomd's one event loop and everything it owns.
+// Daemon: peerbloomd's one event loop and the wiring of everything it owns. The control
+// operations (ControlOps), the stats answers (StatsReport) and the Squid digest imports
+// (DigestImporter) are their own classes, given references to the parts they read.
 //
 //   feeds / control add+remove ──► LocalStore (counting filter) ──► SummaryBuilder
 //        ──► GossipEngine.PublishFull/PublishDelta ──► Outgoing ──► Transport (DEALERs)
@@ -22,32 +24,17 @@
 
 #include "daemon/clock.h"
 #include "daemon/config.h"
+#include "daemon/control_ops.h"
 #include "daemon/control_server.h"
-#include "daemon/digest_fetcher.h"
+#include "daemon/digest_importer.h"
 #include "daemon/feed.h"
 #include "daemon/local_store.h"
-#include "daemon/log_limiter.h"
+#include "daemon/stats_report.h"
 #include "daemon/transport.h"
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/gossip.h"
 
 namespace peerbloom::daemon {
-
-struct PublishStats {
-  uint64_t full = 0;
-  uint64_t deltas = 0;
-  uint64_t immediate = 0;       // publications forced by the pending threshold
-  uint64_t refused_deltas = 0;  // deltas the engine did not take (a full one followed)
-  int64_t last_ms = 0;
-};
-
-struct SnapshotStats {
-  uint64_t written = 0;
-  uint64_t failed = 0;
-  int64_t last_duration_ms = 0;
-  int64_t last_unix_ms = 0;
-  bool restored = false;
-};
 
 class Daemon {
  public:
@@ -74,6 +61,7 @@ class Daemon {
   Status LoadKeys(std::set<std::string>* authorized);
   Status RestoreSnapshot(uint64_t* epoch);
   Status StartGossip(uint64_t epoch);
+  void WireControl();
   void Reload();
   int64_t NextDeadline(int64_t now) const;
   void PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, int64_t now);
@@ -82,23 +70,12 @@ class Daemon {
   void FlushOutgoing(int64_t now);
   void MaybeSnapshot(int64_t now);
 
-  // Imported Squid digests (daemon_digests.cc).
-  Status StartDigestFetcher();
-  void ReloadDigestSources(const Config& fresh, int64_t now);
-  void PollDigests(int64_t now);
-  nlohmann::json DigestStats(int64_t now) const;
-
-  // Control operations (daemon_control.cc).
-  Status HandleControl(const nlohmann::json& request, std::string_view body, nlohmann::json* reply,
-                       std::string* reply_body);
+  // Control operations on the store (daemon_control.cc); ControlOps (control_ops.h) holds
+  // the table of operations and calls these.
   Status WhoHas(const nlohmann::json& request, std::string_view body, nlohmann::json* reply,
                 std::string* reply_body);
   Status Change(bool add, const nlohmann::json& request, std::string_view body,
                 nlohmann::json* reply);
-  Status RebuildOp(const nlohmann::json& request, nlohmann::json* reply);
-  Status SummaryOp(const nlohmann::json& request, nlohmann::json* reply, std::string* reply_body);
-  nlohmann::json Stats(int64_t now) const;
-  nlohmann::json PeersJson(int64_t now) const;
 
   Config config_;
   const Clock* clock_;
@@ -110,10 +87,9 @@ class Daemon {
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<ControlServer> control_;
   std::vector<std::unique_ptr<Feed>> feeds_;
-  std::unique_ptr<DigestFetcher> fetcher_;  // null without [[squid_digest]]
-  LogLimiter import_log_;
-  uint64_t imports_applied_ = 0;
-  uint64_t imports_refused_ = 0;
+  std::unique_ptr<DigestImporter> digests_;
+  std::unique_ptr<StatsReport> stats_;
+  std::unique_ptr<ControlOps> ops_;
   std::string advertise_;
   std::string snapshot_path_;
   int64_t start_ms_ = 0;

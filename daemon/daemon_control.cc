@@ -1,7 +1,9 @@
-// Control operations (docs/control-protocol.md). Batches are newline-separated bodies and
-// who-has answers are compact lines of node indexes, so a batch costs per key only the
-// hashing and the probes, never JSON. Body lines are bytes, not text: a URL or raw key need
-// not be UTF-8, and any part of a request quoted in a reply goes through QuoteBytes.
+// The control operations on the daemon's store: who-has, add and remove
+// (docs/control-protocol.md; the table of operations is in control_ops.cc). Batches are
+// newline-separated bodies and who-has answers are compact lines of node indexes, so a batch
+// costs per key only the hashing and the probes, never JSON. Body lines are bytes, not text: a URL
+// or raw key need not be UTF-8, and any part of a request quoted in a reply goes through
+// QuoteBytes.
 #include <spdlog/spdlog.h>
 
 #include <charconv>
@@ -41,61 +43,6 @@ Status InputIsKeys(const nlohmann::json& request, bool* keys) {
 }
 
 }  // namespace
-
-Status Daemon::HandleControl(const nlohmann::json& request, std::string_view body,
-                             nlohmann::json* reply, std::string* reply_body) {
-  const std::string op = request["op"].get<std::string>();
-  const int64_t now = clock_->NowMs();
-  try {
-    if (op == client::kOpWhoHas) return WhoHas(request, body, reply, reply_body);
-    if (op == client::kOpAdd || op == client::kOpRemove) {
-      return Change(op == client::kOpAdd, request, body, reply);
-    }
-    if (op == client::kOpStats) {
-      (*reply)["stats"] = Stats(now);
-      return Status::Ok();
-    }
-    if (op == client::kOpPeers) {
-      (*reply)["peers"] = PeersJson(now);
-      return Status::Ok();
-    }
-    if (op == client::kOpSummary) return SummaryOp(request, reply, reply_body);
-    if (op == client::kOpPing) {
-      (*reply)["node_id"] = config_.node_id;
-      (*reply)["endpoint"] = advertise_;
-      return Status::Ok();
-    }
-    if (op == client::kOpSnapshot) return WriteSnapshotNow();
-    if (op == client::kOpRebuild) return RebuildOp(request, reply);
-  } catch (const nlohmann::json::exception& e) {
-    return Status::InvalidArgument(std::string("bad request field: ") + e.what());
-  }
-  return Status::InvalidArgument("unknown op " + QuoteBytes(op) + " (" + client::ControlOpList() +
-                                 ")");
-}
-
-// {"op":"rebuild","feed":PATH,"cache_dirs":[...]}: both optional when one store.log feed
-// has cache_dirs configured. Starts the read; `stats` shows when it is done.
-Status Daemon::RebuildOp(const nlohmann::json& request, nlohmann::json* reply) {
-  const std::string path = request.value("feed", std::string());
-  std::vector<std::string> dirs = request.value("cache_dirs", std::vector<std::string>());
-  Feed* chosen = nullptr;
-  for (auto& feed : feeds_) {
-    if (feed->store_log() == nullptr || (!path.empty() && feed->config().path != path)) continue;
-    if (chosen != nullptr) {
-      return Status::InvalidArgument("more than one squid-store-log feed: name one with 'feed'");
-    }
-    chosen = feed.get();
-  }
-  if (chosen == nullptr) {
-    return Status::InvalidArgument(path.empty() ? std::string("no squid-store-log feed")
-                                                : "no squid-store-log feed " + QuoteBytes(path));
-  }
-  PEERBLOOM_RETURN_IF_ERROR(
-      chosen->StartRebuild(std::move(dirs), "rebuild request", clock_->NowMs()));
-  (*reply)["feed"] = chosen->config().path;
-  return Status::Ok();
-}
 
 Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nlohmann::json* reply,
                       std::string* reply_body) {
@@ -172,39 +119,6 @@ Status Daemon::Change(bool add, const nlohmann::json& request, std::string_view 
   (*reply)["invalid"] = invalid;
   if (!first_error.empty()) (*reply)["first_error"] = first_error;
   MaybePublish(clock_->NowMs());
-  return Status::Ok();
-}
-
-Status Daemon::SummaryOp(const nlohmann::json& request, nlohmann::json* reply,
-                         std::string* reply_body) {
-  const std::string node = request.value("node", config_.node_id);
-  const std::string format = request.value("format", std::string("describe"));
-  if (format != "describe" && format != "bytes") {
-    return Status::InvalidArgument("'format' must be 'describe' or 'bytes', got " +
-                                   QuoteBytes(format));
-  }
-  Summary summary;
-  if (node == config_.node_id) {
-    summary = store_->builder()->current();
-  } else {
-    Status s = engine_->GetSummary(node, &summary);
-    if (!s.ok()) return Status::NotFound("no summary held for node " + QuoteBytes(node));
-  }
-  std::string encoded;
-  PEERBLOOM_RETURN_IF_ERROR(EncodeSummary(summary, &encoded));
-  (*reply)["summary"] = {{"origin", summary.origin},
-                         {"epoch", summary.epoch},
-                         {"version", summary.version},
-                         {"key_scheme", std::string(KeySchemeName(summary.key_scheme))},
-                         {"k", summary.filter.k()},
-                         {"log2_bits", summary.filter.log2_bits()},
-                         {"bits", summary.filter.bits()},
-                         {"set_bits", summary.filter.PopCount()},
-                         {"fill", summary.filter.FillRatio()},
-                         {"estimated_items", summary.estimated_items},
-                         {"estimated_fpr", summary.filter.EstimatedFpr()},
-                         {"encoded_bytes", encoded.size()}};
-  if (format == "bytes") *reply_body = std::move(encoded);
   return Status::Ok();
 }
 

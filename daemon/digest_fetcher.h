@@ -8,13 +8,12 @@
 // failure (connect, timeout, HTTP status other than 200, body over max_body_bytes, digest refused)
 // retries after initial_backoff_ms, doubling per consecutive failure up to max_backoff_ms.
 //
-// Threads: one worker thread runs the blocking HTTP/1.0 requests (a small bounded client on
-// POSIX sockets in digest_fetcher.cc), one at a time, so
-// the event loop never blocks on a Squid node and keeps serving who-has. The loop hands due
-// sources to it and collects results in Poll(); each source has at most one fetch queued or
-// running, so the hand-over queues hold at most sources.size() entries (bounded by
-// construction). A fetch lasts at most connect_timeout_ms + total_timeout_ms, which also
-// bounds the destructor's wait. Scheduling uses the times passed to Poll (the loop's clock);
+// Threads: one worker thread runs the blocking HTTP/1.0 requests (HttpGet, http_client.h),
+// one at a time, so the event loop never blocks on a Squid node and keeps serving who-has.
+// The loop hands due sources to it and collects results in Poll(); each source has at most
+// one fetch queued or running, so the hand-over queues hold at most sources.size() entries
+// (bounded by construction). A fetch lasts at most connect_timeout_ms + total_timeout_ms, which
+// also bounds the destructor's wait. Scheduling uses the times passed to Poll (the loop's clock);
 // only the HTTP timeouts run on real time.
 //
 // Thread-safety: Poll, NextDeadline, Stats and WaitIdle from one thread (the loop).
@@ -29,11 +28,11 @@
 #include <cstdint>
 #include <deque>
 #include <mutex>
-#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "daemon/http_client.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/status.h"
 #include "peerbloom/wire.h"
@@ -99,10 +98,6 @@ struct DigestSourceStats {
   int64_t valid_for_ms = 0;
   int64_t age_ms = -1;  // now minus last_success_ms; -1: none yet
 };
-
-// "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110 IMF-fixdate) as Unix milliseconds; nullopt for
-// anything else (the obsolete RFC 850 and asctime forms read as absent).
-std::optional<int64_t> ParseHttpDate(std::string_view text);
 
 class DigestFetcher {
  public:

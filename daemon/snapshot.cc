@@ -15,7 +15,14 @@ namespace peerbloom::daemon {
 namespace {
 
 constexpr char kMagic[8] = {'P', 'B', 'S', 'N', 'A', 'P', '0', '1'};
-constexpr uint32_t kFormatVersion = 1;
+// Format 1 had no minimum-reader field: magic, version, header length. From format 2 on the
+// fixed prefix is magic, version, minimum reader, header length, and it never changes: a
+// later format that keeps the layout readable by this code (say, new header fields) keeps
+// kMinReaderVersion at 2, one that does not raises it and this build refuses it by name.
+constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kMinReaderVersion = 2;
+constexpr size_t kPrefixV1 = 16;
+constexpr size_t kPrefix = 20;
 constexpr uint32_t kMaxHeaderBytes = 1 << 20;
 constexpr uint64_t kMaxCellBytes = uint64_t{1} << 33;
 
@@ -143,6 +150,30 @@ Status ReadWholeFile(const std::string& path, std::string* out) {
   return Status::Ok();
 }
 
+// Format 1 files read as they always did; a later one reads when its minimum reader is at most
+// this build's format. Runs after the checksum, so a damaged version field reads as corrupt.
+Status CheckVersions(const std::string& path, const std::string& bytes, size_t* prefix) {
+  const uint32_t version = static_cast<uint32_t>(GetFixed(bytes.data() + 8, 4));
+  if (version == 1) {
+    *prefix = kPrefixV1;
+    return Status::Ok();
+  }
+  const uint32_t min_reader = static_cast<uint32_t>(GetFixed(bytes.data() + 12, 4));
+  if (version < 2 || min_reader < 2 || min_reader > version) {
+    return Status::Corruption("snapshot '" + path + "' is corrupt: format version '" +
+                              std::to_string(version) + "' with minimum reader '" +
+                              std::to_string(min_reader) + "'");
+  }
+  if (min_reader > kFormatVersion) {
+    return Status::NotSupported("snapshot '" + path + "' has format version '" +
+                                std::to_string(version) + "' and needs a reader of format '" +
+                                std::to_string(min_reader) + "' or newer, this build reads '" +
+                                std::to_string(kFormatVersion) + "'");
+  }
+  *prefix = kPrefix;
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status WriteSnapshot(const std::string& path, const SnapshotState& state) {
@@ -150,6 +181,7 @@ Status WriteSnapshot(const std::string& path, const SnapshotState& state) {
   std::string head;
   head.append(kMagic, sizeof(kMagic));
   PutFixed(&head, kFormatVersion, 4);
+  PutFixed(&head, kMinReaderVersion, 4);
   PutFixed(&head, header.size(), 4);
   head += header;
   PutFixed(&head, state.cells.size(), 8);
@@ -193,26 +225,25 @@ Status ReadSnapshot(const std::string& path, SnapshotState* out) {
   if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return corrupt("bad magic");
   const uint64_t stored = GetFixed(bytes.data() + bytes.size() - 8, 8);
   if (XXH3_64bits(bytes.data(), bytes.size() - 8) != stored) return corrupt("checksum mismatch");
-  const uint32_t version = static_cast<uint32_t>(GetFixed(bytes.data() + 8, 4));
-  if (version != kFormatVersion) {
-    return Status::NotSupported("snapshot '" + path + "' has format version '" +
-                                std::to_string(version) + "', this build reads '1'");
-  }
-  const uint64_t header_len = GetFixed(bytes.data() + 12, 4);
-  if (header_len > kMaxHeaderBytes || 16 + header_len + 16 > bytes.size()) {
+  size_t prefix = 0;
+  PEERBLOOM_RETURN_IF_ERROR(CheckVersions(path, bytes, &prefix));
+  const uint64_t header_len = GetFixed(bytes.data() + prefix - 4, 4);
+  if (header_len > kMaxHeaderBytes || prefix + header_len + 16 > bytes.size()) {
     return corrupt("bad header length");
   }
-  const uint64_t cells_len = GetFixed(bytes.data() + 16 + header_len, 8);
-  const uint64_t room = bytes.size() - 16 - header_len - 16;  // counters and feed states
+  const char* header = bytes.data() + prefix;
+  const uint64_t cells_len = GetFixed(header + header_len, 8);
+  const uint64_t room = bytes.size() - prefix - header_len - 16;  // counters and feed states
   if (cells_len > room) return corrupt("bad counters length");
   SnapshotState state;
-  const auto json = nlohmann::json::parse(bytes.data() + 16, bytes.data() + 16 + header_len,
-                                          nullptr, /*allow_exceptions=*/false);
+  const auto json = nlohmann::json::parse(header, header + header_len, nullptr,
+                                          /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_object()) return corrupt("header is not JSON");
   Status s = ParseHeader(json, bytes.size(), &state);
   if (!s.ok()) return corrupt(s.message());
-  state.cells.assign(bytes.data() + 24 + header_len, cells_len);
-  uint64_t at = 24 + header_len + cells_len;
+  uint64_t at = prefix + header_len + 8;
+  state.cells.assign(bytes.data() + at, cells_len);
+  at += cells_len;
   for (FeedPosition& f : state.feeds) {
     const uint64_t len = f.state.size();
     if (len > bytes.size() - 8 - at) return corrupt("bad feed state length");

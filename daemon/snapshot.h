@@ -3,14 +3,18 @@
 // File layout (little-endian; docs/operations.md, "Snapshots"):
 //
 //   +0        8  magic "PBSNAP01"
-//   +8        4  format version (1)
-//   +12       4  H: header length (at most 1 MiB)
-//   +16       H  header: JSON (node id, epoch, version, filter geometry and counters, key
+//   +8        4  format version (2)
+//   +12       4  minimum reader: the oldest format version that can read this file (2)
+//   +16       4  H: header length (at most 1 MiB)
+//   +20       H  header: JSON (node id, epoch, version, filter geometry and counters, key
 //                scheme, index-key fingerprint, feed positions, writer's wall time)
-//   +16+H     8  C: counter bytes length
-//   +24+H     C  the counting filter's packed 4-bit counters
-//   +24+H+C   S  each feed's state bytes, in the header's feed order (lengths in the header)
-//   +24+H+C+S 8  XXH3-64 of every byte before it
+//   +20+H     8  C: counter bytes length
+//   +28+H     C  the counting filter's packed 4-bit counters
+//   +28+H+C   S  each feed's state bytes, in the header's feed order (lengths in the header)
+//   +28+H+C+S 8  XXH3-64 of every byte before it
+//
+// Format 1 (no minimum-reader field, the header length at +12) still reads. A file whose
+// minimum reader is newer than this build's format is refused as NotSupported, naming both.
 //
 // Writing: a temp file in the same directory, fsync, rename over the old one, fsync the
 // directory. A crash leaves either the old or the new snapshot, never a torn one; a torn or
@@ -62,7 +66,8 @@ struct SnapshotState {
 };
 
 Status WriteSnapshot(const std::string& path, const SnapshotState& state);
-// NotFound when there is no file; Corruption (with the reason) for anything malformed.
+// NotFound when there is no file; Corruption (with the reason) for anything malformed;
+// NotSupported for a file that needs a newer reader.
 Status ReadSnapshot(const std::string& path, SnapshotState* out);
 
 }  // namespace peerbloom::daemon

@@ -4,19 +4,15 @@
 // timeout itself, where the stub never answers and the outcome cannot depend on load.
 #include "daemon/digest_fetcher.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <fstream>
 #include <iterator>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
+
+#include "tests/daemon/loopback_http_server.h"
 
 #include "peerbloom/squid_digest.h"
 
@@ -34,56 +30,17 @@ std::string ReadFixture(const std::string& name) {
 
 enum class Mode { kDigest, kExpired, kNoExpires, kError500, kGarbage, kSlow, kHuge, kHangUp };
 
-// A one-connection-at-a-time HTTP server on 127.0.0.1 (port picked by the OS) serving
-// store_digest_A.bin at the Squid digest path, or a misbehaviour.
+// Serves store_digest_A.bin at the Squid digest path, or a misbehaviour.
 class SquidStub {
  public:
-  SquidStub() : digest_(ReadFixture("store_digest_A.bin")) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    EXPECT_EQ(bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), len), 0);
-    EXPECT_EQ(listen(listen_fd_, 8), 0);
-    EXPECT_EQ(getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    port_ = ntohs(addr.sin_port);
-    thread_ = std::thread([this] { AcceptLoop(); });
-  }
-  ~SquidStub() {
-    shutdown(listen_fd_, SHUT_RDWR);  // wakes accept()
-    thread_.join();
-    close(listen_fd_);
-  }
-  int port() const { return port_; }
+  SquidStub() : digest_(ReadFixture("store_digest_A.bin")) {}
+  int port() const { return server_.port(); }
   void set_mode(Mode m) { mode_ = m; }
   const std::string& digest() const { return digest_; }
-  std::string last_request() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return last_request_;
-  }
+  std::string last_request() { return server_.last_request(); }
 
  private:
-  void AcceptLoop() {
-    for (;;) {
-      const int fd = accept(listen_fd_, nullptr, nullptr);
-      if (fd < 0) return;
-      Serve(fd);
-      close(fd);
-    }
-  }
-  void Serve(int fd) {
-    std::string request;
-    char buf[4096];
-    while (request.find("\r\n\r\n") == std::string::npos && request.size() < 65536) {
-      const ssize_t n = recv(fd, buf, sizeof(buf), 0);
-      if (n <= 0) return;
-      request.append(buf, static_cast<size_t>(n));
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      last_request_ = request;
-    }
+  std::optional<std::string> Answer() {
     const std::string date = "Date: Sun, 06 Nov 1994 08:49:37 GMT\r\n";
     std::string response;
     switch (mode_.load()) {
@@ -105,16 +62,12 @@ class SquidStub {
       case Mode::kHuge:
         response = Response("200 OK", date, std::string(4096, '\0'));
         break;
-      case Mode::kSlow: {
-        // Answers nothing until the client gives up and closes (or 60 s pass).
-        pollfd p{fd, POLLIN, 0};
-        (void)poll(&p, 1, 60000);
-        return;
-      }
+      case Mode::kSlow:  // answers nothing until the client gives up and closes
+        return std::nullopt;
       case Mode::kHangUp:  // closes without a word
-        return;
+        return "";
     }
-    (void)send(fd, response.data(), response.size(), MSG_NOSIGNAL);
+    return response;
   }
   static std::string Response(const std::string& status, const std::string& headers,
                               const std::string& body) {
@@ -123,13 +76,9 @@ class SquidStub {
            std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
   }
 
-  std::string digest_;
-  int listen_fd_ = -1;
-  int port_ = 0;
-  std::thread thread_;
+  const std::string digest_;
   std::atomic<Mode> mode_{Mode::kDigest};
-  std::mutex mu_;
-  std::string last_request_;
+  LoopbackHttpServer server_{[this](const std::string&) { return Answer(); }};
 };
 
 DigestFetcherOptions TestOptions(int port) {

@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 namespace peerbloom::daemon {
 namespace {
@@ -41,6 +43,20 @@ class SnapshotTest : public ::testing::Test {
     return s.str();
   }
   void Put(const std::string& bytes) { std::ofstream(path_, std::ios::binary) << bytes; }
+  // Writes state_ with the given version fields and a fresh checksum, as a later build
+  // would, and reads it back.
+  Status ReadWithVersions(uint32_t version, uint32_t min_reader, SnapshotState* read) {
+    EXPECT_TRUE(WriteSnapshot(path_, state_).ok());
+    std::string bytes = Bytes();
+    for (int i = 0; i < 4; ++i) {
+      bytes[8 + i] = static_cast<char>(version >> (8 * i));
+      bytes[12 + i] = static_cast<char>(min_reader >> (8 * i));
+    }
+    const uint64_t sum = XXH3_64bits(bytes.data(), bytes.size() - 8);
+    for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + i] = static_cast<char>(sum >> (8 * i));
+    Put(bytes);
+    return ReadSnapshot(path_, read);
+  }
 
   std::string dir_, path_;
   SnapshotState state_;
@@ -112,6 +128,56 @@ TEST_F(SnapshotTest, RewriteReplacesAtomically) {
   SnapshotState read;
   ASSERT_TRUE(ReadSnapshot(path_, &read).ok());
   EXPECT_EQ(read.version, 43u);
+}
+
+TEST_F(SnapshotTest, WritesFormat2ReadableByFormat2) {
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  const std::string bytes = Bytes();
+  EXPECT_EQ(bytes.substr(0, 16), std::string("PBSNAP01\x02\0\0\0\x02\0\0\0", 16));
+}
+
+// tests/data/snapshot/format1.snapshot was written by the format 1 writer, before the
+// minimum-reader field existed.
+TEST_F(SnapshotTest, Format1SnapshotStillReads) {
+  SnapshotState read;
+  const Status s = ReadSnapshot(
+      std::string(PEERBLOOM_SOURCE_DIR) + "/tests/data/snapshot/format1.snapshot", &read);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  // The golden file holds state_ with these counts and only the first feed.
+  SnapshotState want = state_;
+  want.adds = 5;
+  want.removes = 2;
+  want.written_unix_ms = 1795420869055;
+  want.feeds.resize(1);
+  auto fields = [](const SnapshotState& x) {
+    return std::tie(x.node_id, x.epoch, x.version, x.k, x.log2_counters, x.key_scheme,
+                    x.index_key_fingerprint, x.items, x.saturation_events, x.refused_removes,
+                    x.adds, x.removes, x.written_unix_ms, x.feeds, x.cells);
+  };
+  EXPECT_TRUE(fields(read) == fields(want));
+}
+
+TEST_F(SnapshotTest, NewerFormatThatThisBuildCanReadIsRead) {
+  SnapshotState read;
+  const Status s = ReadWithVersions(3, 2, &read);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(read.cells, state_.cells);
+  EXPECT_EQ(read.feeds, state_.feeds);
+}
+
+TEST_F(SnapshotTest, NewerMinimumReaderIsRefusedNamingBothVersions) {
+  SnapshotState read;
+  const Status s = ReadWithVersions(4, 3, &read);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_EQ(s.message(), "snapshot '" + path_ +
+                             "' has format version '4' and needs a reader of format '3' or "
+                             "newer, this build reads '2'");
+}
+
+TEST_F(SnapshotTest, MinimumReaderAboveItsVersionIsCorrupt) {
+  SnapshotState read;
+  const Status s = ReadWithVersions(2, 3, &read);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
 }
 
 }  // namespace

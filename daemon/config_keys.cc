@@ -1,0 +1,211 @@
+// The table of top-level config keys (docs/config.md documents exactly these; a test
+// checks). Each setter reads its value with the Parser's readers, whose messages the docs and
+// tests quote.
+#include "daemon/config_parser.h"
+#include "peerbloom/summary.h"
+
+namespace peerbloom::daemon {
+namespace config_internal {
+namespace {
+
+constexpr uint64_t kMaxCapacity = uint64_t{1} << 32;
+
+using N = toml::node;
+
+constexpr KeySpec kKeys[] = {
+    // Identity and peers.
+    {"node_id", "string", "required", "this node's id, unique in the cluster",
+     [](Parser& p, const N& n, std::string_view key) {
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().node_id));
+       if (!IsValidNodeId(p.c().node_id)) {
+         return p.Error(n, "'node_id' must be 1-64 characters of [A-Za-z0-9._:-], got '" +
+                               p.c().node_id + "'");
+       }
+       return Status::Ok();
+     }},
+    {"listen", "endpoint", "required", "the peer endpoint to bind",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Endpoint(n, key, true, &p.c().listen);
+     }},
+    {"advertise", "endpoint", "`listen` after binding", "the peer endpoint told to others",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Endpoint(n, key, false, &p.c().advertise);
+     }},
+    {"seeds", "array of tables", "none", "peers to join through",
+     [](Parser& p, const N& n, std::string_view) { return p.Seeds(n); }},
+    {"cluster_secret", "string", "\"\"", "keys the index hash and the wire cluster tag",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.String(n, key, &p.c().cluster_secret);
+     }},
+    {"key_scheme", "string", "\"squid-md5\"", "how a URL becomes key bytes",
+     [](Parser& p, const N& n, std::string_view key) {
+       std::string name;
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
+       auto scheme = ParseKeyScheme(name);
+       if (!scheme) {
+         return p.Error(n, "'key_scheme' must be 'squid-md5' or 'raw', got '" + name + "'");
+       }
+       p.c().key_scheme = *scheme;
+       return Status::Ok();
+     }},
+    {"squid_uri_whitespace", "string", "\"strip\"", "Squid's uri_whitespace, for canonical URLs",
+     [](Parser& p, const N& n, std::string_view key) {
+       std::string name;
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
+       auto policy = ParseUriWhitespace(name);
+       if (!policy) {
+         return p.Error(n,
+                        "'squid_uri_whitespace' must be 'strip', 'allow', 'encode', 'chop' or "
+                        "'deny', got '" +
+                            name + "'");
+       }
+       p.c().squid_url.uri_whitespace = *policy;
+       p.NoteSquidUrlKey(n);
+       return Status::Ok();
+     }},
+    {"squid_append_domain", "string", "\"\"", "Squid's append_domain, for canonical URLs",
+     [](Parser& p, const N& n, std::string_view key) {
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().squid_url.append_domain));
+       if (!ValidateSquidUrlOptions(p.c().squid_url).ok()) {
+         return p.Error(n,
+                        "'squid_append_domain' must be a '.' followed by at most 253 letters, "
+                        "digits, '-', '.' or '_', got '" +
+                            p.c().squid_url.append_domain + "'");
+       }
+       p.NoteSquidUrlKey(n);
+       return Status::Ok();
+     }},
+    // Filter.
+    {"capacity", "integer", "1000000", "keys the counting filter is sized for",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.IntTo(n, key, 1, int64_t{kMaxCapacity}, &p.c().capacity);
+     }},
+    {"profile", "string", "\"balanced\"", "how counters trade against summary size",
+     [](Parser& p, const N& n, std::string_view key) {
+       std::string name;
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
+       auto profile = ParseProfile(name);
+       if (!profile) {
+         return p.Error(
+             n, "'profile' must be 'memory-lean', 'balanced' or 'wire-lean', got '" + name + "'");
+       }
+       p.c().profile = *profile;
+       return Status::Ok();
+     }},
+    {"target_fpr", "float", "0.01", "false-positive target at capacity",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Fraction(n, key, 0, 0.5, &p.c().target_fpr);
+     }},
+    // Gossip.
+    {"gossip_interval", "duration", "\"1s\"", "period of delta rounds",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 10, &p.c().gossip_interval_ms);
+     }},
+    {"failure_timeout", "duration", "\"10s\"", "silence after which a member is dead",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 50, &p.c().failure_timeout_ms);
+     }},
+    {"anti_entropy_interval", "duration", "\"5s\"", "period of digest exchanges",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 10, &p.c().anti_entropy_interval_ms);
+     }},
+    {"fanout", "integer", "4", "live members linked to besides the seeds",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.IntTo(n, key, 1, 64, &p.c().fanout);
+     }},
+    {"publish_threshold", "float", "0.05", "pending fraction that publishes at once",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Fraction(n, key, 0, 1, &p.c().publish_threshold);
+     }},
+    // Local files, control and logging.
+    {"data_dir", "string", "required", "snapshot, lock, socket, key and log directory",
+     [](Parser& p, const N& n, std::string_view key) {
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().data_dir));
+       if (p.c().data_dir.empty()) return p.Error(n, "'data_dir' must not be empty");
+       return Status::Ok();
+     }},
+    {"control", "string", "\"ipc://<data_dir>/control.sock\"", "the control endpoint",
+     [](Parser& p, const N& n, std::string_view key) { return p.String(n, key, &p.c().control); }},
+    {"allow_remote_control", "bool", "false", "whether control may be non-loopback tcp",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Bool(n, key, &p.c().allow_remote_control);
+     }},
+    {"log_level", "string", "\"info\"", "least severity logged",
+     [](Parser& p, const N& n, std::string_view key) {
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().log_level));
+       static const char* kLevels[] = {"trace", "debug",    "info", "warn",
+                                       "error", "critical", "off"};
+       for (const char* level : kLevels) {
+         if (p.c().log_level == level) return Status::Ok();
+       }
+       return p.Error(n,
+                      "'log_level' must be one of trace, debug, info, warn, error, "
+                      "critical, off, got '" +
+                          p.c().log_level + "'");
+     }},
+    {"log_file", "string", "\"<data_dir>/peerbloomd.log\"", "log file without --foreground",
+     [](Parser& p, const N& n, std::string_view key) { return p.String(n, key, &p.c().log_file); }},
+    {"snapshot_interval", "duration", "\"60s\"", "period of snapshots, 0 for none",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 0, &p.c().snapshot_interval_ms);
+     }},
+    // Security.
+    {"curve", "bool", "true", "whether peer traffic is encrypted and authenticated",
+     [](Parser& p, const N& n, std::string_view key) { return p.Bool(n, key, &p.c().curve); }},
+    {"key_file", "string", "\"<data_dir>/node.key\"", "this node's CURVE key pair",
+     [](Parser& p, const N& n, std::string_view key) { return p.String(n, key, &p.c().key_file); }},
+    {"authorized_keys", "string", "\"\"", "file of the public keys admitted",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.String(n, key, &p.c().authorized_keys);
+     }},
+    // Feeds and Squid nodes without peerbloomd.
+    {"feeds", "array of tables", "none", "files and FIFOs of cache events",
+     [](Parser& p, const N& n, std::string_view) { return p.Feeds(n); }},
+    {"squid_digest", "array of tables", "none", "Squid nodes whose Cache Digest is imported",
+     [](Parser& p, const N& n, std::string_view) { return p.SquidDigests(n); }},
+    {"squid_digest_min_refresh", "duration", "\"1m\"", "earliest refetch of a digest",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 1000, &p.c().squid_digest_min_refresh_ms);
+     }},
+    {"squid_digest_max_refresh", "duration", "\"6h\"", "latest refetch of a digest",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 1000, &p.c().squid_digest_max_refresh_ms);
+     }},
+    // Transport limits.
+    {"max_message_bytes", "integer", "67108864 (64 MiB)", "largest peer frame accepted",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Int(n, key, 4096, int64_t{1} << 30, &p.c().max_message_bytes);
+     }},
+    {"send_queue_limit", "integer", "1000", "messages queued per peer link",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.IntTo(n, key, 1, 1000000, &p.c().send_queue_limit);
+     }},
+    {"link_heartbeat_interval", "duration", "\"1s\"", "ZMTP heartbeat period, 0 for none",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 0, &p.c().link_heartbeat_interval_ms);
+     }},
+    {"link_heartbeat_timeout", "duration", "\"5s\"", "unanswered heartbeats that close a link",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 100, &p.c().link_heartbeat_timeout_ms);
+     }},
+};
+
+}  // namespace
+
+const KeySpec* FindKey(std::string_view key) {
+  for (const KeySpec& spec : kKeys) {
+    if (spec.key == key) return &spec;
+  }
+  return nullptr;
+}
+
+}  // namespace config_internal
+
+std::vector<ConfigKeyInfo> ConfigReference() {
+  std::vector<ConfigKeyInfo> out;
+  for (const config_internal::KeySpec& k : config_internal::kKeys)
+    out.push_back({k.key, k.type, k.default_value, k.description});
+  return out;
+}
+
+}  // namespace peerbloom::daemon

@@ -1,0 +1,28 @@
+// DaemonParts: the parts of a running daemon that the control operations (ControlOps) and
+// the stats answers (StatsReport) read, as references. Daemon makes them in Start; every
+// reference must outlive the holder.
+#ifndef PEERBLOOM_DAEMON_DAEMON_PARTS_H_
+#define PEERBLOOM_DAEMON_DAEMON_PARTS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "daemon/config.h"
+#include "daemon/feed.h"
+#include "daemon/local_store.h"
+#include "peerbloom/gossip.h"
+
+namespace peerbloom::daemon {
+
+struct DaemonParts {
+  const Config& config;
+  const std::string& endpoint;  // the advertised peer endpoint
+  LocalStore& store;
+  const GossipEngine& engine;
+  const std::vector<std::unique_ptr<Feed>>& feeds;
+};
+
+}  // namespace peerbloom::daemon
+
+#endif  // PEERBLOOM_DAEMON_DAEMON_PARTS_H_

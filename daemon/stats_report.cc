@@ -1,0 +1,449 @@
+// The `stats` and `peers` answers as tables: each entry names a value, says what it means
+// and reads it. nlohmann::json objects keep their keys sorted, so the answer does not depend
+// on the order of the tables.
+#include "daemon/stats_report.h"
+
+#include <array>
+#include <string>
+
+namespace peerbloom::daemon {
+namespace {
+
+using Json = nlohmann::json;
+
+// What one `stats` answer reads, gathered once per request.
+struct Context {
+  const StatsSources& s;
+  int64_t now;
+  const Summary& summary;
+  std::vector<PeerInfo> peers;
+};
+
+// A value read at a given loop time.
+template <typename T>
+struct At {
+  const T& v;
+  int64_t now;
+};
+
+int64_t AgeMs(int64_t now, int64_t then) { return then > 0 ? now - then : -1; }
+
+constexpr std::array<StatEntry<Context>, 13> kFilter = {{
+    {"k", "hash functions", [](const Context& c) -> Json { return c.s.parts.store.filter().k(); }},
+    {"log2_counters", "log2 of the counter count",
+     [](const Context& c) -> Json { return c.s.parts.store.filter().log2_counters(); }},
+    {"counters", "4-bit counters",
+     [](const Context& c) -> Json { return c.s.parts.store.filter().counters(); }},
+    {"bytes", "memory of the counters",
+     [](const Context& c) -> Json { return c.s.parts.store.filter().bytes(); }},
+    {"items", "keys held",
+     [](const Context& c) -> Json { return c.s.parts.store.filter().items(); }},
+    {"capacity", "the configured capacity",
+     [](const Context& c) -> Json { return c.s.parts.config.capacity; }},
+    {"profile", "the configured profile",
+     [](const Context& c) -> Json { return std::string(ProfileName(c.s.parts.config.profile)); }},
+    {"key_scheme", "the configured key scheme",
+     [](const Context& c) -> Json {
+       return std::string(KeySchemeName(c.s.parts.config.key_scheme));
+     }},
+    {"saturated_counters", "counters stuck at 15",
+     [](const Context& c) -> Json { return c.s.parts.store.filter().saturated_counters(); }},
+    {"saturation_events", "increments that met a saturated counter",
+     [](const Context& c) -> Json { return c.s.parts.store.filter().saturation_events(); }},
+    {"refused_removes", "removes of keys the filter does not hold",
+     [](const Context& c) -> Json { return c.s.parts.store.filter().refused_removes(); }},
+    {"adds", "keys added", [](const Context& c) -> Json { return c.s.parts.store.stats().adds; }},
+    {"removes", "keys removed",
+     [](const Context& c) -> Json { return c.s.parts.store.stats().removes; }},
+}};
+
+constexpr std::array<StatEntry<Context>, 11> kSummary = {{
+    {"epoch", "epoch of this incarnation",
+     [](const Context& c) -> Json { return c.summary.epoch; }},
+    {"version", "version of the latest summary",
+     [](const Context& c) -> Json { return c.summary.version; }},
+    {"k", "hash functions", [](const Context& c) -> Json { return c.summary.filter.k(); }},
+    {"log2_bits", "log2 of the summary's bits",
+     [](const Context& c) -> Json { return c.summary.filter.log2_bits(); }},
+    {"set_bits", "bits set", [](const Context& c) -> Json { return c.summary.filter.PopCount(); }},
+    {"estimated_fpr", "false-positive rate estimated from the fill",
+     [](const Context& c) -> Json { return c.summary.filter.EstimatedFpr(); }},
+    {"pending", "summary positions changed since the last publication",
+     [](const Context& c) -> Json { return c.s.parts.store.builder()->pending(); }},
+    {"published_full", "full summaries published",
+     [](const Context& c) -> Json { return c.s.publish.full; }},
+    {"published_deltas", "deltas published",
+     [](const Context& c) -> Json { return c.s.publish.deltas; }},
+    {"published_immediately", "publications forced by publish_threshold",
+     [](const Context& c) -> Json { return c.s.publish.immediate; }},
+    {"deltas_refused_by_engine", "deltas the gossip engine did not take (a full summary followed)",
+     [](const Context& c) -> Json { return c.s.publish.refused_deltas; }},
+}};
+
+constexpr std::array<StatEntry<Context>, 21> kGossip = {{
+    {"members_known", "members known", [](const Context& c) -> Json { return c.peers.size(); }},
+    {"members_alive", "members alive",
+     [](const Context& c) -> Json {
+       size_t alive = 0;
+       for (const PeerInfo& p : c.peers) alive += p.alive ? 1 : 0;
+       return alive;
+     }},
+    {"messages_in", "messages received",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().messages_in; }},
+    {"messages_out", "messages sent",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().messages_out; }},
+    {"bytes_in", "bytes received",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().bytes_in; }},
+    {"bytes_out", "bytes sent",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().bytes_out; }},
+    {"malformed_in", "messages refused as malformed",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().malformed_in; }},
+    {"full_summaries_in", "full summaries received",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().full_summaries_in; }},
+    {"full_summaries_out", "full summaries sent",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().full_summaries_out; }},
+    {"deltas_in", "deltas received",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().deltas_in; }},
+    {"deltas_out", "deltas sent",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().deltas_out; }},
+    {"deltas_relayed", "deltas passed on for another origin",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().deltas_relayed; }},
+    {"digests_in", "anti-entropy digests received",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().digests_in; }},
+    {"digests_out", "anti-entropy digests sent",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().digests_out; }},
+    {"requests_in", "summary requests received",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().requests_in; }},
+    {"resyncs_requested", "full summaries asked for after a gap",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().resyncs_requested; }},
+    {"stale_dropped", "summaries older than the one held",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().stale_dropped; }},
+    {"queue_dropped", "messages dropped from full queues",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().queue_dropped; }},
+    {"queue_dropped_bytes", "bytes of those messages",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().queue_dropped_bytes; }},
+    {"members_refused", "members refused (bad id or endpoint, table full)",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().members_refused; }},
+    {"local_publish_refused", "local publications the engine refused",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().local_publish_refused; }},
+}};
+
+constexpr std::array<StatEntry<Context>, 15> kTransport = {{
+    {"curve", "whether CURVE is on",
+     [](const Context& c) -> Json { return c.s.parts.config.curve; }},
+    {"messages_in", "frames received",
+     [](const Context& c) -> Json { return c.s.transport.stats().messages_in; }},
+    {"bytes_in", "bytes received",
+     [](const Context& c) -> Json { return c.s.transport.stats().bytes_in; }},
+    {"messages_out", "frames sent",
+     [](const Context& c) -> Json { return c.s.transport.stats().messages_out; }},
+    {"bytes_out", "bytes sent",
+     [](const Context& c) -> Json { return c.s.transport.stats().bytes_out; }},
+    {"send_dropped", "sends dropped on a full send queue",
+     [](const Context& c) -> Json { return c.s.transport.stats().send_dropped; }},
+    {"send_no_key", "sends with CURVE on and no key known for the endpoint",
+     [](const Context& c) -> Json { return c.s.transport.stats().send_no_key; }},
+    {"refused_frames", "messages that were not exactly one frame",
+     [](const Context& c) -> Json { return c.s.transport.stats().refused_frames; }},
+    {"refused_by_gossip", "frames the gossip engine refused",
+     [](const Context& c) -> Json { return c.s.transport.stats().refused_by_gossip; }},
+    {"zap_allowed", "CURVE handshakes of authorized keys",
+     [](const Context& c) -> Json { return c.s.transport.stats().zap_allowed; }},
+    {"zap_denied", "CURVE handshakes of unauthorized keys",
+     [](const Context& c) -> Json { return c.s.transport.stats().zap_denied; }},
+    {"links_accepted", "incoming links accepted",
+     [](const Context& c) -> Json { return c.s.transport.stats().links_accepted; }},
+    {"links_disconnected", "links closed, oversized frames included",
+     [](const Context& c) -> Json { return c.s.transport.stats().links_disconnected; }},
+    {"handshakes_failed", "handshakes that failed",
+     [](const Context& c) -> Json { return c.s.transport.stats().handshakes_failed; }},
+    {"links_open", "links open now",
+     [](const Context& c) -> Json { return c.s.transport.stats().links_open; }},
+}};
+
+constexpr std::array<StatEntry<Context>, 4> kControl = {{
+    {"requests", "requests served",
+     [](const Context& c) -> Json { return c.s.control.stats().requests; }},
+    {"errors", "replies with \"ok\": false",
+     [](const Context& c) -> Json { return c.s.control.stats().errors; }},
+    {"malformed", "bad envelopes or headers",
+     [](const Context& c) -> Json { return c.s.control.stats().malformed; }},
+    {"internal_errors", "operations that threw",
+     [](const Context& c) -> Json { return c.s.control.stats().internal_errors; }},
+}};
+
+constexpr std::array<StatEntry<Context>, 6> kSnapshot = {{
+    {"path", "the snapshot file", [](const Context& c) -> Json { return c.s.snapshot_path; }},
+    {"restored", "whether this start restored a snapshot",
+     [](const Context& c) -> Json { return c.s.snapshot.restored; }},
+    {"written", "snapshots written", [](const Context& c) -> Json { return c.s.snapshot.written; }},
+    {"failed", "snapshots that failed",
+     [](const Context& c) -> Json { return c.s.snapshot.failed; }},
+    {"last_duration_ms", "time the last write took",
+     [](const Context& c) -> Json { return c.s.snapshot.last_duration_ms; }},
+    {"last_unix_ms", "wall time of the last write",
+     [](const Context& c) -> Json { return c.s.snapshot.last_unix_ms; }},
+}};
+
+constexpr std::array<StatEntry<StoreLogState>, 6> kStoreLog = {{
+    {"live_keys", "keys Squid holds by the log",
+     [](const StoreLogState& s) -> Json { return s.live().size(); }},
+    {"duplicate_swapouts", "SWAPOUTs of a key already live",
+     [](const StoreLogState& s) -> Json { return s.counters().duplicate_swapouts; }},
+    {"unknown_releases", "RELEASEs of a key not live",
+     [](const StoreLogState& s) -> Json { return s.counters().unknown_releases; }},
+    {"swapout_failures", "SWAPOUT failures",
+     [](const StoreLogState& s) -> Json { return s.counters().swapout_failures; }},
+    {"other_actions", "lines with other actions",
+     [](const StoreLogState& s) -> Json { return s.counters().other_actions; }},
+    {"internal", "Squid's internal objects skipped",
+     [](const StoreLogState& s) -> Json { return s.counters().internal; }},
+}};
+
+constexpr std::array<StatEntry<RebuildStats>, 11> kRebuild = {{
+    {"running", "whether a rebuild is reading",
+     [](const RebuildStats& r) -> Json { return r.running; }},
+    {"started", "rebuilds started", [](const RebuildStats& r) -> Json { return r.started; }},
+    {"finished", "rebuilds finished", [](const RebuildStats& r) -> Json { return r.finished; }},
+    {"failed", "rebuilds failed", [](const RebuildStats& r) -> Json { return r.failed; }},
+    {"held", "log lines held while the rebuild read",
+     [](const RebuildStats& r) -> Json { return r.held; }},
+    {"journal", "keys in the last rebuild's journal",
+     [](const RebuildStats& r) -> Json { return r.journal; }},
+    {"added", "keys the last rebuild added", [](const RebuildStats& r) -> Json { return r.added; }},
+    {"removed", "keys the last rebuild removed",
+     [](const RebuildStats& r) -> Json { return r.removed; }},
+    {"duration_ms", "time the last rebuild took",
+     [](const RebuildStats& r) -> Json { return r.duration_ms; }},
+    {"trigger", "what started the last rebuild",
+     [](const RebuildStats& r) -> Json { return r.trigger; }},
+    {"last_error", "why the last rebuild failed",
+     [](const RebuildStats& r) -> Json { return r.last_error; }},
+}};
+
+constexpr std::array<StatEntry<Feed>, 26> kFeed = {{
+    {"path", "the feed's path", [](const Feed& f) -> Json { return f.config().path; }},
+    {"format", "line or squid-store-log", [](const Feed& f) -> Json { return f.config().format; }},
+    {"store_log", "store.log feeds: the live set's counters, null otherwise",
+     [](const Feed& f) -> Json {
+       const StoreLogState* st = f.store_log();
+       return st ? StatObject<StoreLogState>(kStoreLog, *st) : Json(nullptr);
+     }},
+    {"fifo", "whether the path is a FIFO", [](const Feed& f) -> Json { return f.is_fifo(); }},
+    {"open", "whether the path is open", [](const Feed& f) -> Json { return f.is_open(); }},
+    {"offset", "bytes read of the current file",
+     [](const Feed& f) -> Json { return f.position().offset; }},
+    {"lag_bytes", "bytes not read yet: the rest of the current file and queued rotated files",
+     [](const Feed& f) -> Json { return f.unread_bytes(); }},
+    {"lines", "lines read", [](const Feed& f) -> Json { return f.stats().lines; }},
+    {"adds", "adds applied", [](const Feed& f) -> Json { return f.stats().adds; }},
+    {"removes", "removes applied", [](const Feed& f) -> Json { return f.stats().removes; }},
+    {"removes_refused", "removes the filter refused",
+     [](const Feed& f) -> Json { return f.stats().removes_refused; }},
+    {"malformed", "lines refused", [](const Feed& f) -> Json { return f.stats().malformed; }},
+    {"bytes", "bytes read", [](const Feed& f) -> Json { return f.follower_stats().bytes; }},
+    {"long_lines_skipped", "lines over the length limit",
+     [](const Feed& f) -> Json { return f.follower_stats().long_lines_skipped; }},
+    {"opens", "opens of the path", [](const Feed& f) -> Json { return f.follower_stats().opens; }},
+    {"rotations", "rotations followed",
+     [](const Feed& f) -> Json { return f.follower_stats().rotations; }},
+    {"truncations", "truncations seen",
+     [](const Feed& f) -> Json { return f.follower_stats().truncations; }},
+    {"resumes", "saved positions resumed",
+     [](const Feed& f) -> Json { return f.follower_stats().resumes; }},
+    {"resume_mismatches", "saved positions not found at the path",
+     [](const Feed& f) -> Json { return f.follower_stats().resume_mismatches; }},
+    {"resumes_rotated", "saved positions found under a rotated name",
+     [](const Feed& f) -> Json { return f.follower_stats().resumes_rotated; }},
+    {"resumes_lost", "saved positions whose file's tail is gone",
+     [](const Feed& f) -> Json { return f.follower_stats().resumes_lost; }},
+    {"resume_lost", "which file and byte were lost",
+     [](const Feed& f) -> Json { return f.resume_lost(); }},
+    {"rotated_files_read", "rotated files read after a resume",
+     [](const Feed& f) -> Json { return f.follower_stats().rotated_files_read; }},
+    {"dropped_partial_lines", "unterminated lines dropped",
+     [](const Feed& f) -> Json { return f.follower_stats().dropped_partial_lines; }},
+    {"rebuild", "the live set's rebuilds from cache_dirs",
+     [](const Feed& f) -> Json { return StatObject<RebuildStats>(kRebuild, f.rebuild_stats()); }},
+    {"read_errors", "read errors",
+     [](const Feed& f) -> Json { return f.follower_stats().read_errors; }},
+}};
+
+using SourceAt = At<DigestSourceStats>;
+constexpr std::array<StatEntry<SourceAt>, 16> kDigestSource = {{
+    {"source", "HOST:PORT", [](const SourceAt& d) -> Json { return d.v.source; }},
+    {"url", "the digest's URL", [](const SourceAt& d) -> Json { return d.v.url; }},
+    {"fetches", "fetches done", [](const SourceAt& d) -> Json { return d.v.fetches; }},
+    {"failures", "fetches failed", [](const SourceAt& d) -> Json { return d.v.failures; }},
+    {"consecutive_failures", "failures since the last success",
+     [](const SourceAt& d) -> Json { return d.v.consecutive_failures; }},
+    {"bytes", "bytes of accepted digests", [](const SourceAt& d) -> Json { return d.v.bytes; }},
+    {"in_flight", "whether a fetch runs", [](const SourceAt& d) -> Json { return d.v.in_flight; }},
+    {"last_error", "why the last fetch failed",
+     [](const SourceAt& d) -> Json { return d.v.last_error; }},
+    {"age_ms", "age of the last accepted digest",
+     [](const SourceAt& d) -> Json { return d.v.age_ms; }},
+    {"next_fetch_in_ms", "time to the next fetch",
+     [](const SourceAt& d) -> Json { return d.v.next_fetch_ms - d.now; }},
+    {"digest_bytes", "size of the last digest",
+     [](const SourceAt& d) -> Json { return d.v.digest_bytes; }},
+    {"capacity", "the last digest's capacity",
+     [](const SourceAt& d) -> Json { return d.v.capacity; }},
+    {"count", "the last digest's entry count", [](const SourceAt& d) -> Json { return d.v.count; }},
+    {"fill", "the last digest's fill", [](const SourceAt& d) -> Json { return d.v.fill; }},
+    {"estimated_fpr", "the last digest's estimated false-positive rate",
+     [](const SourceAt& d) -> Json { return d.v.estimated_fpr; }},
+    {"valid_for_ms", "time until the last digest's refresh",
+     [](const SourceAt& d) -> Json { return d.v.valid_for_ms; }},
+}};
+
+using PeerAt = At<PeerInfo>;
+constexpr std::array<StatEntry<PeerAt>, 8> kImported = {{
+    {"node_id", "squid:HOST:PORT", [](const PeerAt& p) -> Json { return p.v.node_id; }},
+    {"url", "the digest's URL", [](const PeerAt& p) -> Json { return p.v.endpoint; }},
+    {"imported_by", "the node that fetches it",
+     [](const PeerAt& p) -> Json { return p.v.imported_by; }},
+    {"alive", "whether it is refreshed", [](const PeerAt& p) -> Json { return p.v.alive; }},
+    {"capacity", "the digest's capacity",
+     [](const PeerAt& p) -> Json { return p.v.digest_capacity; }},
+    {"fill", "the digest's fill", [](const PeerAt& p) -> Json { return p.v.digest_fill; }},
+    {"estimated_fpr", "the digest's estimated false-positive rate",
+     [](const PeerAt& p) -> Json { return p.v.digest_fpr; }},
+    {"age_ms", "age of the digest held",
+     [](const PeerAt& p) -> Json { return AgeMs(p.now, p.v.summary_received_ms); }},
+}};
+
+constexpr std::array<StatEntry<PeerAt>, 16> kPeer = {{
+    {"node_id", "the member's node id", [](const PeerAt& p) -> Json { return p.v.node_id; }},
+    {"endpoint", "its peer endpoint", [](const PeerAt& p) -> Json { return p.v.endpoint; }},
+    {"public_key", "its CURVE key", [](const PeerAt& p) -> Json { return p.v.public_key; }},
+    {"alive", "heard from within failure_timeout",
+     [](const PeerAt& p) -> Json { return p.v.alive; }},
+    {"neighbour", "linked directly", [](const PeerAt& p) -> Json { return p.v.neighbour; }},
+    {"chosen", "in this node's neighbour set", [](const PeerAt& p) -> Json { return p.v.chosen; }},
+    {"imported", "an imported Squid digest", [](const PeerAt& p) -> Json { return p.v.imported; }},
+    {"epoch", "its epoch", [](const PeerAt& p) -> Json { return p.v.epoch; }},
+    {"summary_epoch", "epoch of the summary held",
+     [](const PeerAt& p) -> Json { return p.v.summary_epoch; }},
+    {"version", "version of the summary held", [](const PeerAt& p) -> Json { return p.v.version; }},
+    {"heartbeat", "its heartbeat", [](const PeerAt& p) -> Json { return p.v.heartbeat; }},
+    {"estimated_items", "keys its summary holds, estimated",
+     [](const PeerAt& p) -> Json { return p.v.estimated_items; }},
+    {"k", "its summary's hash functions", [](const PeerAt& p) -> Json { return p.v.k; }},
+    {"log2_bits", "log2 of its summary's bits",
+     [](const PeerAt& p) -> Json { return p.v.log2_bits; }},
+    {"last_heard_ms_ago", "time since it was last heard of",
+     [](const PeerAt& p) -> Json { return p.now - p.v.last_heard_ms; }},
+    {"summary_age_ms", "age of the summary held, -1 without one",
+     [](const PeerAt& p) -> Json { return AgeMs(p.now, p.v.summary_received_ms); }},
+}};
+
+template <typename T, typename Table>
+Json ArrayOf(const Table& table, const std::vector<T>& items, int64_t now) {
+  Json out = Json::array();
+  for (const T& item : items) out.push_back(StatObject<At<T>>(table, At<T>{item, now}));
+  return out;
+}
+
+constexpr std::array<StatEntry<Context>, 8> kDigests = {{
+    {"sources", "this daemon's [[squid_digest]] entries",
+     [](const Context& c) -> Json {
+       const DigestFetcher* f = c.s.digests.fetcher();
+       return ArrayOf(kDigestSource, f ? f->Stats(c.now) : std::vector<DigestSourceStats>(), c.now);
+     }},
+    {"imported", "every imported digest this node knows, its own and gossiped",
+     [](const Context& c) -> Json {
+       std::vector<PeerInfo> imported;
+       for (const PeerInfo& p : c.peers) {
+         if (p.imported) imported.push_back(p);
+       }
+       return ArrayOf(kImported, imported, c.now);
+     }},
+    {"applied", "fetched digests the engine took",
+     [](const Context& c) -> Json { return c.s.digests.applied(); }},
+    {"refused", "fetched digests the engine refused",
+     [](const Context& c) -> Json { return c.s.digests.refused(); }},
+    {"imports_in", "imported digests received",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_in; }},
+    {"imports_out", "imported digests sent",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_out; }},
+    {"imports_refused", "imported digests refused",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_refused; }},
+    {"imports_expired", "imported digests expired unrefreshed",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_expired; }},
+}};
+
+constexpr std::array<StatEntry<Context>, 12> kTop = {{
+    {"node_id", "this node's id",
+     [](const Context& c) -> Json { return c.s.parts.config.node_id; }},
+    {"endpoint", "the advertised peer endpoint",
+     [](const Context& c) -> Json { return c.s.parts.endpoint; }},
+    {"uptime_ms", "time since start",
+     [](const Context& c) -> Json { return c.now - c.s.start_ms; }},
+    {"filter", "the local counting filter",
+     [](const Context& c) -> Json { return StatObject<Context>(kFilter, c); }},
+    {"summary", "the published summary",
+     [](const Context& c) -> Json { return StatObject<Context>(kSummary, c); }},
+    {"gossip", "the gossip engine",
+     [](const Context& c) -> Json { return StatObject<Context>(kGossip, c); }},
+    {"transport", "peer links",
+     [](const Context& c) -> Json { return StatObject<Context>(kTransport, c); }},
+    {"control", "the control endpoint",
+     [](const Context& c) -> Json { return StatObject<Context>(kControl, c); }},
+    {"snapshot", "snapshots",
+     [](const Context& c) -> Json { return StatObject<Context>(kSnapshot, c); }},
+    {"feeds", "one object per feed",
+     [](const Context& c) -> Json {
+       Json feeds = Json::array();
+       for (const auto& feed : c.s.parts.feeds) feeds.push_back(StatObject<Feed>(kFeed, *feed));
+       return feeds;
+     }},
+    {"squid_digests", "imported Squid digests",
+     [](const Context& c) -> Json { return StatObject<Context>(kDigests, c); }},
+    {"reloads", "SIGHUP reloads applied", [](const Context& c) -> Json { return c.s.reloads; }},
+}};
+
+template <typename Source, size_t N>
+std::vector<StatDoc> Docs(const std::array<StatEntry<Source>, N>& table) {
+  return StatDocs<Source>(table);
+}
+
+}  // namespace
+
+Json StatsReport::Stats(int64_t now) const {
+  const Context c{s_, now, s_.parts.store.builder()->current(), s_.parts.engine.Peers(now)};
+  return StatObject<Context>(kTop, c);
+}
+
+Json StatsReport::Peers(int64_t now) const {
+  return ArrayOf(kPeer, s_.parts.engine.Peers(now), now);
+}
+
+std::vector<StatDoc> StatsReference() {
+  std::vector<StatDoc> top = Docs(kTop);
+  for (StatDoc& group : top) {
+    if (group.name == "filter") group.fields = Docs(kFilter);
+    if (group.name == "summary") group.fields = Docs(kSummary);
+    if (group.name == "gossip") group.fields = Docs(kGossip);
+    if (group.name == "transport") group.fields = Docs(kTransport);
+    if (group.name == "control") group.fields = Docs(kControl);
+    if (group.name == "snapshot") group.fields = Docs(kSnapshot);
+    if (group.name == "feeds") {
+      group.fields = Docs(kFeed);
+      for (StatDoc& f : group.fields) {
+        if (f.name == "store_log") f.fields = Docs(kStoreLog);
+        if (f.name == "rebuild") f.fields = Docs(kRebuild);
+      }
+    }
+    if (group.name == "squid_digests") {
+      group.fields = Docs(kDigests);
+      group.fields[0].fields = Docs(kDigestSource);
+      group.fields[1].fields = Docs(kImported);
+    }
+  }
+  return top;
+}
+
+std::vector<StatDoc> PeersReference() { return Docs(kPeer); }
+
+}  // namespace peerbloom::daemon

@@ -1,0 +1,73 @@
+// StatsReport: the `stats` and `peers` answers of the control protocol, every counter the
+// daemon keeps, grouped by part (docs/operations.md, "Stats and what to watch", lists them;
+// a test checks that list against StatsReference()).
+//
+// Reads the daemon's parts through references it is given once they exist (after Start);
+// it owns nothing and changes nothing. Thread-safety: none (the loop's thread).
+#ifndef PEERBLOOM_DAEMON_STATS_REPORT_H_
+#define PEERBLOOM_DAEMON_STATS_REPORT_H_
+
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "daemon/control_server.h"
+#include "daemon/daemon_parts.h"
+#include "daemon/digest_importer.h"
+#include "daemon/stat_table.h"
+#include "daemon/transport.h"
+#include "peerbloom/gossip.h"
+
+namespace peerbloom::daemon {
+
+struct PublishStats {
+  uint64_t full = 0;
+  uint64_t deltas = 0;
+  uint64_t immediate = 0;       // publications forced by the pending threshold
+  uint64_t refused_deltas = 0;  // deltas the engine did not take (a full one followed)
+  int64_t last_ms = 0;
+};
+
+struct SnapshotStats {
+  uint64_t written = 0;
+  uint64_t failed = 0;
+  int64_t last_duration_ms = 0;
+  int64_t last_unix_ms = 0;
+  bool restored = false;
+};
+
+// What the report reads. Every reference must outlive the report.
+struct StatsSources {
+  DaemonParts parts;
+  const int64_t& start_ms;
+  const Transport& transport;
+  const ControlServer& control;
+  const DigestImporter& digests;
+  const PublishStats& publish;
+  const SnapshotStats& snapshot;
+  const std::string& snapshot_path;
+  const uint64_t& reloads;
+};
+
+class StatsReport {
+ public:
+  explicit StatsReport(StatsSources sources) : s_(sources) {}
+
+  nlohmann::json Stats(int64_t now) const;
+  nlohmann::json Peers(int64_t now) const;
+
+ private:
+  StatsSources s_;
+};
+
+// Every name of the `stats` answer with its description: the groups, their entries, and
+// the fields of the arrays (feeds[], squid_digests.sources[], squid_digests.imported[]).
+std::vector<StatDoc> StatsReference();
+// Every field of a `peers` answer's entries with its description.
+std::vector<StatDoc> PeersReference();
+
+}  // namespace peerbloom::daemon
+
+#endif  // PEERBLOOM_DAEMON_STATS_REPORT_H_
