@@ -5,10 +5,8 @@
 
 #include <toml++/toml.h>
 
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -309,12 +307,9 @@ Status ParseConfig(std::string_view text, const std::string& path, Config* out) 
 }
 
 Status LoadConfig(const std::string& path, Config* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::IOError(path + ": cannot open config file: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return Status::IOError(path + ": cannot read config file");
-  return ParseConfig(text.str(), path, out);
+  std::string text;
+  PEERBLOOM_RETURN_IF_ERROR(client::ReadConfigFile(path, &text));
+  return ParseConfig(text, path, out);
 }
 
 }  // namespace peerbloom::daemon

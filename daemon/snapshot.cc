@@ -11,6 +11,8 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 
+#include "peerbloom/byte_io.h"
+
 namespace peerbloom::daemon {
 namespace {
 
@@ -27,15 +29,6 @@ constexpr uint32_t kMaxHeaderBytes = 1 << 20;
 constexpr uint64_t kMaxCellBytes = uint64_t{1} << 33;
 
 std::string Errno() { return std::strerror(errno); }
-
-void PutFixed(std::string* out, uint64_t v, int bytes) {
-  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>(v >> (8 * i)));
-}
-uint64_t GetFixed(const char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
-  return v;
-}
 
 nlohmann::json HeaderJson(const SnapshotState& s) {
   nlohmann::json feeds = nlohmann::json::array();
@@ -153,12 +146,12 @@ Status ReadWholeFile(const std::string& path, std::string* out) {
 // Format 1 files read as they always did; a later one reads when its minimum reader is at most
 // this build's format. Runs after the checksum, so a damaged version field reads as corrupt.
 Status CheckVersions(const std::string& path, const std::string& bytes, size_t* prefix) {
-  const uint32_t version = static_cast<uint32_t>(GetFixed(bytes.data() + 8, 4));
+  const uint32_t version = static_cast<uint32_t>(LoadFixed(bytes.data() + 8, 4));
   if (version == 1) {
     *prefix = kPrefixV1;
     return Status::Ok();
   }
-  const uint32_t min_reader = static_cast<uint32_t>(GetFixed(bytes.data() + 12, 4));
+  const uint32_t min_reader = static_cast<uint32_t>(LoadFixed(bytes.data() + 12, 4));
   if (version < 2 || min_reader < 2 || min_reader > version) {
     return Status::Corruption("snapshot '" + path + "' is corrupt: format version '" +
                               std::to_string(version) + "' with minimum reader '" +
@@ -223,16 +216,16 @@ Status ReadSnapshot(const std::string& path, SnapshotState* out) {
   };
   if (bytes.size() < 32) return corrupt("truncated");
   if (std::memcmp(bytes.data(), kMagic, sizeof(kMagic)) != 0) return corrupt("bad magic");
-  const uint64_t stored = GetFixed(bytes.data() + bytes.size() - 8, 8);
+  const uint64_t stored = LoadFixed(bytes.data() + bytes.size() - 8, 8);
   if (XXH3_64bits(bytes.data(), bytes.size() - 8) != stored) return corrupt("checksum mismatch");
   size_t prefix = 0;
   PEERBLOOM_RETURN_IF_ERROR(CheckVersions(path, bytes, &prefix));
-  const uint64_t header_len = GetFixed(bytes.data() + prefix - 4, 4);
+  const uint64_t header_len = LoadFixed(bytes.data() + prefix - 4, 4);
   if (header_len > kMaxHeaderBytes || prefix + header_len + 16 > bytes.size()) {
     return corrupt("bad header length");
   }
   const char* header = bytes.data() + prefix;
-  const uint64_t cells_len = GetFixed(header + header_len, 8);
+  const uint64_t cells_len = LoadFixed(header + header_len, 8);
   const uint64_t room = bytes.size() - prefix - header_len - 16;  // counters and feed states
   if (cells_len > room) return corrupt("bad counters length");
   SnapshotState state;

@@ -189,13 +189,20 @@ Status ParseClientConfig(std::string_view text, const std::string& path, ClientC
   return Status::Ok();
 }
 
-Status LoadClientConfig(const std::string& path, ClientConfig* out) {
+Status ReadConfigFile(const std::string& path, std::string* text) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IOError(path + ": cannot open config file: " + std::strerror(errno));
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
   if (in.bad()) return Status::IOError(path + ": cannot read config file");
-  return ParseClientConfig(text.str(), path, out);
+  *text = std::move(bytes).str();
+  return Status::Ok();
+}
+
+Status LoadClientConfig(const std::string& path, ClientConfig* out) {
+  std::string text;
+  PEERBLOOM_RETURN_IF_ERROR(ReadConfigFile(path, &text));
+  return ParseClientConfig(text, path, out);
 }
 
 }  // namespace peerbloom::client

@@ -47,6 +47,8 @@ struct ClientConfig {
 // file cannot be read, InvalidArgument for TOML that does not parse or a value that the
 // daemon would refuse too (other keys are not looked at).
 Status LoadClientConfig(const std::string& path, ClientConfig* out);
+// The whole config file at `path` (the daemon's reader uses it too), or IOError naming it.
+Status ReadConfigFile(const std::string& path, std::string* text);
 // The same from text already read; `path` only names it in messages.
 Status ParseClientConfig(std::string_view text, const std::string& path, ClientConfig* out);
 
