@@ -255,19 +255,6 @@ TEST(Config, Durations) {
   EXPECT_FALSE(ParseDuration("99999999999999999999h", &ms));
 }
 
-TEST(Config, Endpoints) {
-  std::string host;
-  int port = -1;
-  ASSERT_TRUE(ParseTcpEndpoint("tcp://127.0.0.1:0", &host, &port));
-  EXPECT_EQ(host, "127.0.0.1");
-  EXPECT_EQ(port, 0);
-  EXPECT_FALSE(ParseTcpEndpoint("tcp://h:*", &host, &port));
-  EXPECT_FALSE(ParseTcpEndpoint("tcp://h:70000", &host, &port));
-  EXPECT_FALSE(ParseTcpEndpoint("ipc://x", &host, &port));
-  EXPECT_TRUE(IsLoopbackHost("127.0.0.2"));
-  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
-}
-
 // Every shipped config loads and its seed key files are named consistently.
 // The keys a client reads (peerbloom/client/client_config.h) mean the same to both readers:
 // the same values, and the same error for a bad one.

@@ -139,12 +139,20 @@ TEST(ClientConfig, Endpoints) {
   ASSERT_TRUE(ParseTcpEndpoint("tcp://[::1]:7400", &host, &port));
   EXPECT_EQ(host, "[::1]");
   EXPECT_EQ(port, 7400);
+  ASSERT_TRUE(ParseTcpEndpoint("tcp://127.0.0.1:0", &host, &port));
+  EXPECT_EQ(host, "127.0.0.1");
+  EXPECT_EQ(port, 0);
   EXPECT_FALSE(ParseTcpEndpoint("tcp://:1", &host, &port));
   EXPECT_FALSE(ParseTcpEndpoint("tcp://h:", &host, &port));
+  EXPECT_FALSE(ParseTcpEndpoint("tcp://h:*", &host, &port));
+  EXPECT_FALSE(ParseTcpEndpoint("tcp://h:70000", &host, &port));
   EXPECT_FALSE(ParseTcpEndpoint("tcp://h:123456", &host, &port));
+  EXPECT_FALSE(ParseTcpEndpoint("ipc://x", &host, &port));
   EXPECT_TRUE(IsLoopbackHost("localhost"));
   EXPECT_TRUE(IsLoopbackHost("[::1]"));
+  EXPECT_TRUE(IsLoopbackHost("127.0.0.2"));
   EXPECT_FALSE(IsLoopbackHost("128.0.0.1"));
+  EXPECT_FALSE(IsLoopbackHost("10.0.0.1"));
 }
 
 }  // namespace
