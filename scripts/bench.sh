@@ -18,6 +18,7 @@ run "$build/bench/hash_bench"
 run "$build/bench/summary_bench" ${quick:+--quick}
 if [[ -n $quick ]]; then
   run "$build/bench/peer_index_bench" 100000 65536
+  run "$build/bench/who_has_bench" 100000 65536
   run "$build/bench/gossip_sim_bench" 100000 2000
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build" 100000
@@ -25,6 +26,7 @@ if [[ -n $quick ]]; then
 else
   run "$build/bench/filter_bench"
   run "$build/bench/peer_index_bench"
+  run "$build/bench/who_has_bench"
   run "$build/bench/gossip_sim_bench"
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build"
