@@ -38,11 +38,7 @@ void WhoHasBatch::AnswerGroup() {
     if (answer.valid) {
       answer.local = local_.MayContain(hashes_[g]);
       peers_(keys_[g], hashes_[g], &matches_);
-      claimed_ += answer.local || !matches_.empty();
-    } else {
-      ++invalid_;
     }
-    ++count_;
     sink_(answer);
   }
   filled_ = 0;

@@ -62,10 +62,6 @@ class WhoHasBatch {
   // Answers whatever is queued.
   void Finish();
 
-  uint64_t count() const noexcept { return count_; }      // inputs answered
-  uint64_t claimed() const noexcept { return claimed_; }  // answered with some holder
-  uint64_t invalid() const noexcept { return invalid_; }  // answered invalid
-
  private:
   void AnswerGroup();
 
@@ -79,7 +75,6 @@ class WhoHasBatch {
   std::array<bool, kGroup> valid_{};
   size_t filled_ = 0;
   std::vector<PeerMatch> matches_;
-  uint64_t count_ = 0, claimed_ = 0, invalid_ = 0;
 };
 
 }  // namespace peerbloom
