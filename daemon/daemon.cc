@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -225,6 +226,7 @@ int64_t Daemon::NextDeadline(int64_t now) const {
   for (const auto& feed : feeds_) file_feeds |= feed->poll_fd() < 0;
   if (file_feeds) deadline = std::min(deadline, next_feed_poll_ms_);
   deadline = std::min(deadline, digests_->NextDeadline(now));
+  if (notifier_ != nullptr) deadline = std::min(deadline, notifier_->NextPingMs());
   if (feeds_behind_) deadline = now;
   return deadline;
 }
@@ -267,6 +269,24 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   if (now >= engine_->NextDeadline()) engine_->OnTick(now);
   FlushOutgoing(now);
   MaybeSnapshot(now);
+  PingWatchdog(now);
+}
+
+void Daemon::Notify(const std::string& state) {
+  if (notifier_ == nullptr) return;
+  const Status s = notifier_->Notify(state);
+  if (!s.ok() && !notify_failed_) {
+    notify_failed_ = true;
+    spdlog::warn("systemd notification failed (logged once): {}", s.message());
+  }
+}
+
+// Pinged at the end of a turn: a loop stuck in a handler or a snapshot stops pinging, and
+// systemd (WatchdogSec=) restarts the daemon.
+void Daemon::PingWatchdog(int64_t now) {
+  if (notifier_ == nullptr || notifier_->MaybePing(now) || notify_failed_) return;
+  notify_failed_ = true;
+  spdlog::warn("systemd watchdog ping failed (logged once)");
 }
 
 void Daemon::PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, int64_t now) {
@@ -403,17 +423,28 @@ Status Daemon::Run(volatile std::sig_atomic_t* stop, volatile std::sig_atomic_t*
   // escapes a turn of the loop ends it, but only after the final snapshot, so the changes
   // applied since the last periodic one survive the restart.
   std::string failure;
+  // The first watchdog ping goes out at the end of the first turn (NextPingMs is 0 until
+  // then, so that turn does not wait).
+  Notify("READY=1\nSTATUS=serving peers on " + advertise_);
   try {
     while (*stop == 0) {
       if (*reload != 0) {
         *reload = 0;
+        // systemd 253 and later want the monotonic time beside RELOADING=1; older ones ignore
+        // it.
+        timespec ts{};
+        ::clock_gettime(CLOCK_MONOTONIC, &ts);
+        const int64_t usec = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+        Notify("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec));
         Reload();
+        Notify("READY=1\nSTATUS=serving peers on " + advertise_);
       }
       RunOnce(kMaxWaitMs);
     }
   } catch (const std::exception& e) {
     failure = "unexpected error in the event loop: " + EscapeBytes(e.what());
   }
+  Notify("STOPPING=1\nSTATUS=writing the final snapshot");
   if (failure.empty()) {
     spdlog::info("stopping: writing the final snapshot");
     return WriteSnapshotNow();

@@ -29,6 +29,7 @@
 #include "daemon/digest_importer.h"
 #include "daemon/feed.h"
 #include "daemon/local_store.h"
+#include "daemon/sd_notify.h"
 #include "daemon/stats_report.h"
 #include "daemon/transport.h"
 #include "peerbloom/client/curve_keys.h"
@@ -47,11 +48,16 @@ class Daemon {
   // summary. Any error is fatal for the process.
   Status Start();
   // Serves until *stop becomes non-zero; on *reload (cleared here) re-reads seeds and
-  // authorized keys from the config file. Ends with a final snapshot.
+  // authorized keys from the config file. Ends with a final snapshot. Tells `notifier` (when
+  // set) READY at the start, RELOADING/READY around a reload, STOPPING at the end, and pings
+  // its watchdog from the loop.
   Status Run(volatile std::sig_atomic_t* stop, volatile std::sig_atomic_t* reload);
   // One pass of the loop, waiting at most `max_wait_ms`. For tests.
   void RunOnce(int64_t max_wait_ms);
   Status WriteSnapshotNow();
+
+  // systemd notifications (sd_notify.h); the daemon does not own it. Null: none.
+  void set_notifier(SdNotifier* notifier) { notifier_ = notifier; }
 
   const std::string& advertise() const { return advertise_; }
   const std::string& snapshot_path() const { return snapshot_path_; }
@@ -69,6 +75,8 @@ class Daemon {
   void Publish(int64_t now);
   void FlushOutgoing(int64_t now);
   void MaybeSnapshot(int64_t now);
+  void Notify(const std::string& state);
+  void PingWatchdog(int64_t now);
 
   // Control operations on the store (daemon_control.cc); ControlOps (control_ops.h) holds
   // the table of operations and calls these.
@@ -102,6 +110,8 @@ class Daemon {
   PublishStats publish_stats_;
   SnapshotStats snapshot_stats_;
   std::string key_scratch_;
+  SdNotifier* notifier_ = nullptr;
+  bool notify_failed_ = false;  // a failed notification is logged once
 };
 
 }  // namespace peerbloom::daemon

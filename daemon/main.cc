@@ -16,6 +16,7 @@
 #include "daemon/clock.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/sd_notify.h"
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/escape.h"
 
@@ -138,6 +139,8 @@ int Run(const std::string& config_path, bool check_only, bool foreground) {
     return Fatal(s.message());
   }
   Report(report_fd, "ok");
+  peerbloom::daemon::SdNotifier notifier = peerbloom::daemon::SdNotifier::FromEnvironment();
+  daemon.set_notifier(&notifier);
   s = daemon.Run(&g_stop, &g_reload);
   if (!s.ok()) return Fatal(s.message());
   spdlog::info("stopped");
