@@ -9,6 +9,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libxxhash-dev
   iproute2 procps
+  dpkg-dev
+  groff-base
+  systemd
 )
 if [[ "${1:-}" == "--with-squid" ]]; then
   packages+=(squid python3)
