@@ -47,6 +47,7 @@ const std::vector<Command>& Commands() {
       {"stats", "the local daemon's counters (filter, summary, gossip, transport, feeds)",
        SetUpStats},
       {"peers", "the members the local daemon knows, alive or dead", SetUpPeers},
+      {"top", "the local daemon's activity as rates, refreshed every second", SetUpTop},
       {"summary", "describe or save a summary the daemon holds (its own or a peer's)",
        SetUpSummary},
       {"rebuild", "rebuild a store.log feed's live set from what Squid's cache_dirs hold",

@@ -49,12 +49,13 @@ std::string SuggestCommand(std::string_view typed);
 // main(): parse, dispatch, map exceptions to exit codes.
 int Main(int argc, char** argv);
 
-// Subcommand setups (online.cc, offline.cc, build_tools.cc, squid_keys.cc).
+// Subcommand setups (online.cc, top.cc, offline.cc, build_tools.cc, squid_keys.cc).
 Runner SetUpWhoHas(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpAdd(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpRemove(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpStats(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpPeers(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpTop(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpRebuild(CLI::App* sub, const GlobalOptions* g);
 Runner SetUpSummary(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpCalc(CLI::App* sub, const GlobalOptions* global);

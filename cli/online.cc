@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
+#include "cli/online.h"
+#include "cli/table.h"
 #include "cli/tool_util.h"
 #include "peerbloom/client/client_config.h"
 #include "peerbloom/client/control_client.h"
@@ -17,12 +19,11 @@
 #include "peerbloom/client/who_has.h"
 
 namespace peerbloom::cli {
-namespace {
 
 using client::ControlClient;
 using nlohmann::json;
 
-constexpr size_t kStreamBatch = 20000;
+namespace {
 
 Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
   if (!g.control.empty()) {
@@ -39,6 +40,8 @@ Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
   return Status::Ok();
 }
 
+}  // namespace
+
 Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
   std::string endpoint;
   PEERBLOOM_RETURN_IF_ERROR(ResolveControl(g, &endpoint));
@@ -50,6 +53,10 @@ Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
   *out = std::make_unique<ControlClient>(endpoint, g.timeout_ms);
   return Status::Ok();
 }
+
+namespace {
+
+constexpr size_t kStreamBatch = 20000;
 
 // True when stdin has a line ready without blocking (buffered or on the descriptor).
 bool StdinReady() {
@@ -220,7 +227,7 @@ void PrintTree(const json& j, const std::string& indent) {
   }
 }
 
-int RunSimple(const GlobalOptions& g, const json& request, const char* field) {
+int RunSimple(const GlobalOptions& g, const json& request, const char* field, bool table = false) {
   std::unique_ptr<ControlClient> control;
   Status s = Connect(g, &control);
   if (!s.ok()) return Error(s);
@@ -230,6 +237,9 @@ int RunSimple(const GlobalOptions& g, const json& request, const char* field) {
   if (!s.ok()) return Error(s);
   if (g.json) {
     std::printf("%s\n", reply[field].dump(2).c_str());
+  } else if (table) {
+    const std::string text = RenderStats(reply[field]);
+    std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
     PrintTree(reply[field], "");
   }
@@ -248,18 +258,8 @@ int RunPeers(const GlobalOptions& g) {
     std::printf("%s\n", reply["peers"].dump(2).c_str());
     return 0;
   }
-  std::printf("%-20s %-28s %-6s %-10s %12s %10s %12s\n", "NODE", "ENDPOINT", "STATE", "VERSION",
-              "ITEMS", "HEARD", "SUMMARY-AGE");
-  for (const json& p : reply["peers"]) {
-    const int64_t age = p.value("summary_age_ms", int64_t{-1});
-    std::printf("%-20s %-28s %-6s %-10llu %12llu %8lldms %10s\n",
-                p["node_id"].get<std::string>().c_str(), p["endpoint"].get<std::string>().c_str(),
-                p.value("alive", false) ? "alive" : "dead",
-                static_cast<unsigned long long>(p.value("version", uint64_t{0})),
-                static_cast<unsigned long long>(p.value("estimated_items", uint64_t{0})),
-                static_cast<long long>(p.value("last_heard_ms_ago", int64_t{0})),
-                age < 0 ? "-" : (std::to_string(age) + "ms").c_str());
-  }
+  const std::string text = RenderTable(PeerColumns(), reply["peers"]);
+  std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }
 
@@ -310,7 +310,7 @@ Runner SetUpRemove(CLI::App* sub, const GlobalOptions* g) {
 
 Runner SetUpStats(CLI::App* sub, const GlobalOptions* g) {
   (void)sub;
-  return [g] { return RunSimple(*g, {{"op", client::kOpStats}}, "stats"); };
+  return [g] { return RunSimple(*g, {{"op", client::kOpStats}}, "stats", true); };
 }
 
 Runner SetUpPeers(CLI::App* sub, const GlobalOptions* g) {
