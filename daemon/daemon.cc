@@ -5,7 +5,6 @@
 #include <spdlog/spdlog.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -430,12 +429,7 @@ Status Daemon::Run(volatile std::sig_atomic_t* stop, volatile std::sig_atomic_t*
     while (*stop == 0) {
       if (*reload != 0) {
         *reload = 0;
-        // systemd 253 and later want the monotonic time beside RELOADING=1; older ones ignore
-        // it.
-        timespec ts{};
-        ::clock_gettime(CLOCK_MONOTONIC, &ts);
-        const int64_t usec = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
-        Notify("RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec));
+        Notify(SdNotifier::ReloadingState());
         Reload();
         Notify("READY=1\nSTATUS=serving peers on " + advertise_);
       }

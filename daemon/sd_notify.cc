@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -95,6 +96,13 @@ Status SdNotifier::Notify(std::string_view state) const {
                            std::strerror(error));
   }
   return Status::Ok();
+}
+
+std::string SdNotifier::ReloadingState() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_MONOTONIC, &ts);
+  const int64_t usec = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+  return "RELOADING=1\nMONOTONIC_USEC=" + std::to_string(usec);
 }
 
 bool SdNotifier::MaybePing(int64_t now_ms) {

@@ -45,6 +45,10 @@ class SdNotifier {
   // for a socket address that cannot be one, IOError when the send fails.
   Status Notify(std::string_view state) const;
 
+  // "RELOADING=1" with the monotonic time systemd 253 and later want beside it (older ones
+  // ignore it).
+  static std::string ReloadingState();
+
   // The event loop's keep-alive: sends WATCHDOG=1 when `now_ms` has reached the next ping
   // (the first call always pings). Returns false when a ping was due and its send failed.
   bool MaybePing(int64_t now_ms);

@@ -137,6 +137,15 @@ TEST_F(SdNotifyTest, PingsTheWatchdogEveryHalfTimeout) {
   EXPECT_EQ(notifier.NextPingMs(), 11000);
 }
 
+TEST_F(SdNotifyTest, ReloadingCarriesTheMonotonicTime) {
+  const std::string state = SdNotifier::ReloadingState();
+  const std::string prefix = "RELOADING=1\nMONOTONIC_USEC=";
+  ASSERT_EQ(state.rfind(prefix, 0), 0u) << state;
+  const std::string usec = state.substr(prefix.size());
+  EXPECT_FALSE(usec.empty());
+  EXPECT_EQ(usec.find_first_not_of("0123456789"), std::string::npos) << state;
+}
+
 TEST_F(SdNotifyTest, AFailedPingIsReported) {
   SdNotifier notifier(dir_ / "missing", 2'000'000);
   EXPECT_FALSE(notifier.MaybePing(0));
