@@ -258,7 +258,7 @@ int RunPeers(const GlobalOptions& g) {
     std::printf("%s\n", reply["peers"].dump(2).c_str());
     return 0;
   }
-  const std::string text = RenderTable(PeerColumns(), reply["peers"]);
+  const std::string text = RenderPeers(reply["peers"]);
   std::fwrite(text.data(), 1, text.size(), stdout);
   return 0;
 }

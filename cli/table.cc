@@ -181,6 +181,7 @@ std::string RenderTable(const std::vector<Column>& columns, const json& rows) {
     });
     if (present) shown.push_back(&c);
   }
+  if (shown.empty()) return "";
   // A column is right-aligned, header included, when it holds numbers.
   std::vector<bool> right(shown.size(), false);
   std::vector<std::vector<Cell>> lines(1);
@@ -237,6 +238,11 @@ const std::vector<Column>& PeerColumns() {
       {"FALSE-HIT RATE", "false_hit_rate"},
   };
   return kColumns;
+}
+
+std::string RenderPeers(const json& peers) {
+  const std::string table = RenderTable(PeerColumns(), peers);
+  return table.empty() ? "no members known\n" : table;
 }
 
 std::string RenderStats(const json& stats) {

@@ -50,11 +50,14 @@ std::string AlignColumns(const std::vector<std::string>& header,
                          const std::vector<bool>& right);
 
 // Rows (JSON objects) as an aligned table: a header line, then one line a row; numbers
-// right-aligned, text left-aligned, two spaces between columns, no trailing spaces.
+// right-aligned, text left-aligned, two spaces between columns, no trailing spaces. Empty
+// when there are no rows.
 std::string RenderTable(const std::vector<Column>& columns, const nlohmann::json& rows);
 
 // The `peers` answer as a table.
 const std::vector<Column>& PeerColumns();
+// The peers table, or "no members known" when there are none.
+std::string RenderPeers(const nlohmann::json& peers);
 
 // The `stats` answer: the top-level values first, then each object as an indented section of
 // aligned "name  value" lines; an array of objects gives one subsection per element.

@@ -125,7 +125,7 @@ std::string Frame(const Sample& before, const Sample& now, int interval_ms) {
                     row.counter ? FormatRate(RateOf(row, before, now), row.unit) : ""});
   }
   out += AlignColumns({"", "TOTAL", "PER SECOND"}, rows, {false, true, true});
-  out += "\n" + RenderTable(PeerColumns(), now.peers);
+  out += "\n" + RenderPeers(now.peers);
   return out;
 }
 

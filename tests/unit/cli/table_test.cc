@@ -80,6 +80,11 @@ TEST(CliTable, NewPeerFieldsBecomeColumns) {
             "c          -     -           -               -\n");
 }
 
+TEST(CliTable, NoPeersIsSaidInWords) {
+  EXPECT_EQ(RenderTable(PeerColumns(), json::array()), "");
+  EXPECT_EQ(RenderPeers(json::array()), "no members known\n");
+}
+
 TEST(CliTable, StatsAreSectionsOfAlignedValues) {
   const json stats = json::parse(R"({
     "node_id": "n", "uptime_ms": 95000,
