@@ -2,9 +2,9 @@
 # Writes a man page from a program's own --help (CLI11) and a hand-written roff part, so the
 # options in the manual are the ones the binary parses.
 # Usage: scripts/gen_man.sh BINARY NAME SECTION VERSION HAND_WRITTEN.roff OUTPUT
-#   The page: NAME (the first line of --help), SYNOPSIS and OPTIONS (--help), COMMANDS (each
-#   subcommand's --help, for a program that has them), then HAND_WRITTEN (DESCRIPTION, FILES,
-#   EXIT STATUS, SEE ALSO...).
+#   The page: NAME (the first line of --help), SYNOPSIS (its Usage line), OPTIONS (the rest of
+#   --help), COMMANDS (each subcommand's --help, for a program that has them), then
+#   HAND_WRITTEN (DESCRIPTION, FILES, EXIT STATUS, SEE ALSO...).
 set -euo pipefail
 if [[ $# -ne 6 ]]; then
   echo "usage: $0 BINARY NAME SECTION VERSION HAND_WRITTEN OUTPUT" >&2
@@ -30,9 +30,11 @@ upper=$(tr '[:lower:]' '[:upper:]' <<<"$name")
   echo ".TH $upper $section \"\" \"peerbloom $version\" \"peerbloom manual\""
   echo ".SH NAME"
   echo "$name \\- $summary"
-  echo ".SH SYNOPSIS AND OPTIONS"
+  echo ".SH SYNOPSIS"
+  grep -m 1 '^Usage: ' <<<"$main_help" | sed -e 's/^Usage: //' | verbatim
+  echo ".SH OPTIONS"
   echo ".nf"
-  tail -n +2 <<<"$main_help" | sed -e '/^Subcommands:/,$d' | verbatim
+  sed -e '1,/^Usage: /d' -e '/^Subcommands:/,$d' <<<"$main_help" | sed -e '/./,$!d' | verbatim
   echo ".fi"
   commands=$(sed -n -e '/^Subcommands:/,$p' <<<"$main_help" | awk 'NR > 1 && NF { print $1 }')
   if [[ -n $commands ]]; then
