@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages peerbloom builds and tests with, only those missing.
-# Usage: scripts/install-deps.sh [--with-squid]
+# Usage: scripts/install-deps.sh [--with-squid] [--with-results]
 set -euo pipefail
 
 packages=(
@@ -12,6 +12,10 @@ packages=(
 )
 if [[ "${1:-}" == "--with-squid" ]]; then
   packages+=(squid python3)
+fi
+# make results (scripts/results.sh) plots with Debian's matplotlib.
+if [[ " $* " == *" --with-results "* ]]; then
+  packages+=(python3-matplotlib)
 fi
 
 missing=()
