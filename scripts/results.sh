@@ -4,7 +4,7 @@
 # replay of a Squid access.log, as tables (summary-cache.md) and PNG plots, with the machine
 # described. Builds what it needs; installs python3-matplotlib if it is missing
 # (scripts/install-deps.sh --with-results).
-# Usage: scripts/results.sh [BUILD_DIR]   (about 4 minutes on 2 idle cores)
+# Usage: scripts/results.sh [BUILD_DIR]   (about 5 minutes on 2 cores shared with other work)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
