@@ -8,7 +8,7 @@ ifeq ($(PEERBLOOM_WERROR),1)
 CMAKE_FLAGS += -DPEERBLOOM_WERROR=ON
 endif
 
-.PHONY: all deps demo-deps configure demo-configure build test demo bench fuzz format clean
+.PHONY: all deps demo-deps configure demo-configure build test demo bench results fuzz format clean
 
 all: build
 
@@ -37,6 +37,10 @@ demo: demo-configure
 
 bench: build
 	@bash scripts/bench.sh $(BUILD_DIR)
+
+# docs/results/: the Summary Cache comparison's tables and plots (a few minutes on 2 cores).
+results: demo-configure
+	@bash scripts/results.sh $(BUILD_DIR)
 
 fuzz:
 	@bash scripts/install-deps.sh

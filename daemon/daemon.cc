@@ -143,6 +143,7 @@ Status Daemon::StartGossip(uint64_t epoch) {
   o.wire_limits.max_frame_bytes = static_cast<size_t>(config_.max_message_bytes);
   PEERBLOOM_RETURN_IF_ERROR(ValidateGossipOptions(o));
   engine_ = std::make_unique<GossipEngine>(std::move(o));
+  publish_policy_ = PublishPolicy({config_.publish_threshold, config_.gossip_interval_ms});
   store_->StartSummaries(epoch);
   Publish(clock_->NowMs());
   return Status::Ok();
@@ -219,7 +220,9 @@ void Daemon::WireControl() {
 
 int64_t Daemon::NextDeadline(int64_t now) const {
   int64_t deadline = std::min(engine_->NextDeadline(), now + kMaxWaitMs);
-  if (store_->builder()->pending() > 0) deadline = std::min(deadline, next_publish_ms_);
+  if (store_->builder()->pending() > 0) {
+    deadline = std::min(deadline, publish_policy_.next_publish_ms());
+  }
   if (config_.snapshot_interval_ms > 0) deadline = std::min(deadline, next_snapshot_ms_);
   bool file_feeds = false;
   for (const auto& feed : feeds_) file_feeds |= feed->poll_fd() < 0;
@@ -303,13 +306,11 @@ void Daemon::PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, 
 
 void Daemon::MaybePublish(int64_t now) {
   SummaryBuilder* builder = store_->builder();
-  const uint64_t pending = builder->pending();
-  if (pending == 0) return;
-  const double bits = static_cast<double>(builder->current().filter.bits());
-  const bool urgent = static_cast<double>(pending) > config_.publish_threshold * bits;
-  if (!urgent && now < next_publish_ms_) return;
+  const PublishAction action =
+      publish_policy_.Decide(builder->pending(), builder->current().filter.bits(), now);
+  if (action == PublishAction::kWait) return;
   Publish(now);
-  if (urgent) {
+  if (action == PublishAction::kPublishAndFlush) {
     ++publish_stats_.immediate;
     engine_->FlushNow(now);
   }
@@ -319,9 +320,7 @@ void Daemon::Publish(int64_t now) {
   SummaryBuilder* builder = store_->builder();
   Publication pub;
   Status s = builder->Publish(&pub);
-  // Publish half a gossip interval apart at most: a change waits at most that long to be
-  // handed to the engine, whose next round sends it.
-  next_publish_ms_ = now + std::max<int64_t>(1, config_.gossip_interval_ms / 2);
+  publish_policy_.Published(now);  // the rule: peerbloom/publish_policy.h
   if (!s.ok()) {
     spdlog::error("cannot publish the summary: {}", s.ToString());
     return;

@@ -34,6 +34,7 @@
 #include "daemon/transport.h"
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/gossip.h"
+#include "peerbloom/publish_policy.h"
 
 namespace peerbloom::daemon {
 
@@ -101,7 +102,7 @@ class Daemon {
   std::string advertise_;
   std::string snapshot_path_;
   int64_t start_ms_ = 0;
-  int64_t next_publish_ms_ = 0;
+  PublishPolicy publish_policy_;
   int64_t next_snapshot_ms_ = 0;
   int64_t next_feed_poll_ms_ = 0;
   bool feeds_behind_ = false;

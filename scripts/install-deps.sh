@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages peerbloom builds and tests with, only those missing.
-# Usage: scripts/install-deps.sh [--with-squid]
+# Usage: scripts/install-deps.sh [--with-squid] [--with-results]
 set -euo pipefail
 
 packages=(
@@ -10,12 +10,16 @@ packages=(
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libxxhash-dev
   iproute2 procps
 )
-if [[ "${1:-}" == "--with-squid" ]]; then
+if [[ " $* " == *" --with-squid "* ]]; then
   packages+=(squid python3)
   # The package test: cpack's dependency scan, the man page lint, unit verification.
   packages+=(dpkg-dev)
   packages+=(groff-base)
   packages+=(systemd)
+fi
+# make results (scripts/results.sh) plots with Debian's matplotlib.
+if [[ " $* " == *" --with-results "* ]]; then
+  packages+=(python3-matplotlib)
 fi
 
 missing=()

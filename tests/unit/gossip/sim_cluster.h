@@ -187,6 +187,12 @@ class SimCluster {
     Collect(i);
   }
 
+  // The engine sends pending local deltas now (the daemon's urgent publication).
+  void Flush(int i) {
+    nodes_[i]->engine->FlushNow(now_);
+    Collect(i);
+  }
+
   // Runs the event loop until `until_ms`.
   void RunUntil(int64_t until_ms) {
     while (true) {
