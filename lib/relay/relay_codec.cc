@@ -136,7 +136,9 @@ Status EncodeRelayPacket(const RelayPacket& p, const RelayLimits& limits, std::s
     case RelayKind::kIHave:
     case RelayKind::kGraft: {
       PutU8(&bytes, 0);
-      if (p.refs.empty() || p.refs.size() > limits.max_refs) {
+      // A GRAFT without entries only puts the link on the tree.
+      const bool empty_ok = p.kind == RelayKind::kGraft;
+      if ((p.refs.empty() && !empty_ok) || p.refs.size() > limits.max_refs) {
         return Status::InvalidArgument("relay entry count out of range");
       }
       PutVarint(&bytes, p.refs.size());
@@ -187,7 +189,9 @@ Status DecodeRelayPacket(std::string_view bytes, const RelayLimits& limits, Rela
     case RelayKind::kGraft:
       if (!newer && flags != 0) return Status::Corruption("relay flags on a non-data packet");
       PEERBLOOM_RETURN_IF_ERROR(ReadRefs(&r, limits, p.kind == RelayKind::kIHave, &p.refs));
-      if (p.refs.empty()) return Status::Corruption("relay packet without entries");
+      if (p.refs.empty() && p.kind == RelayKind::kIHave) {
+        return Status::Corruption("relay announcement without entries");
+      }
       break;
     case RelayKind::kPrune:
       if (!newer && flags != 0) return Status::Corruption("relay flags on a non-data packet");

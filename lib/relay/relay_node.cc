@@ -30,6 +30,7 @@ struct RelayNode::Cached {
   RelayData received;     // as it arrived (hops, filter of the path so far)
   std::string out_bytes;  // the DATA packet this node forwards (hops + 1, itself added)
   uint64_t cached_ms = 0;
+  int first_from = -1;        // the link of the first copy (-1: our own message)
   bool forwardable = false;   // hops < hop_limit
   std::vector<uint8_t> has;   // per link: it holds the message
   std::vector<uint8_t> told;  // per link: we sent it the payload or an announcement
@@ -40,7 +41,7 @@ struct RelayNode::Cached {
 struct RelayNode::Missing {
   std::string origin;
   uint64_t id = 0;
-  std::vector<int> announcers;
+  std::vector<std::pair<uint32_t, int>> announcers;  // (hops, link), fewest hops first
   uint32_t hops = 0;
   uint64_t deadline_ms = 0;
   unsigned attempts = 0;
@@ -182,13 +183,8 @@ void RelayNode::OnData(int from, RelayData data, uint64_t now_ms) {
       ++stats_.stale;
       return;
     }
-    // A second copy: the link is not needed on the tree (Plumtree's PRUNE).
     ++stats_.duplicates;
-    if (links_[from].eager) {
-      links_[from].eager = false;
-      SendControl(from, RelayKind::kPrune, {});
-      ++stats_.prunes_sent;
-    }
+    OnDuplicate(from, data.hops, it->second.get());
     return;
   }
   if (!meter_.Admit(data.origin, now_ms)) {
@@ -210,6 +206,22 @@ double RelayNode::FilterFpRate(std::string_view filter, unsigned k) {
   return std::pow(static_cast<double>(set) / (static_cast<double>(filter.size()) * 8), k);
 }
 
+// A second copy: the two copies came by two paths, which close a cycle through this node, so
+// either of the two links can leave the tree without disconnecting anyone (Plumtree's PRUNE).
+// The one whose copy travelled more hops goes: after repairs have grafted links at random,
+// this brings the tree back towards shortest paths instead of letting it grow deeper.
+void RelayNode::OnDuplicate(int from, uint32_t hops, Cached* msg) {
+  int drop = from;
+  if (hops < msg->received.hops && msg->first_from >= 0 && msg->first_from != from) {
+    drop = msg->first_from;
+    msg->first_from = from;
+  }
+  if (!links_[drop].eager) return;
+  links_[drop].eager = false;
+  SendControl(drop, RelayKind::kPrune, {});
+  ++stats_.prunes_sent;
+}
+
 // Delivers, caches and forwards a message seen for the first time (from < 0: our own).
 void RelayNode::Accept(int from, RelayData data, uint64_t now_ms) {
   const std::string key = Key(data.origin, data.id);
@@ -219,28 +231,12 @@ void RelayNode::Accept(int from, RelayData data, uint64_t now_ms) {
 
   auto msg = std::make_unique<Cached>();
   msg->cached_ms = now_ms;
-  msg->forwardable = data.hops < data.hop_limit;
   msg->has.assign(links_.size(), 0);
   msg->told.assign(links_.size(), 0);
   if (from >= 0) msg->has[from] = 1;
-  if (msg->forwardable) {
-    RelayPacket out;
-    out.data = data;
-    out.data.hops = data.hops + 1;
-    const uint64_t salt = VisitedFilterSalt(options_.key, data.origin, data.id);
-    // A path longer than the filter was sized for (its size is capped) would fill it until
-    // it named every neighbour; clearing it then keeps the most recent part of the path and
-    // the false-positive rate bounded. Loops are still cut by the seen set.
-    if (FilterFpRate(out.data.filter, data.filter_k) > 2 * options_.filter_fp_rate) {
-      std::fill(out.data.filter.begin(), out.data.filter.end(), '\0');
-      ++stats_.filter_resets;
-    }
-    VisitedFilterAdd(self_hash_, salt, data.filter_k, &out.data.filter);
-    if (!EncodeRelayPacket(out, options_.limits, &msg->out_bytes).ok()) msg->forwardable = false;
-  } else {
-    ++stats_.hop_limited;
-  }
+  msg->first_from = from;
   msg->received = std::move(data);
+  PrepareForward(msg.get());
   Cached* raw = msg.get();
   cache_.emplace(key, std::move(msg));
   cache_order_.push_back(key);
@@ -251,6 +247,44 @@ void RelayNode::Accept(int from, RelayData data, uint64_t now_ms) {
   if (raw->forwardable) {
     Forward(from, raw, now_ms);
     if (options_.announce_rounds > 1) announcing_.push_back(key);
+  }
+}
+
+// Builds the packet this node forwards: one more hop, itself added to the visited filter.
+void RelayNode::PrepareForward(Cached* msg) {
+  const RelayData& data = msg->received;
+  msg->forwardable = data.hops < data.hop_limit;
+  if (!msg->forwardable) {
+    ++stats_.hop_limited;
+    return;
+  }
+  RelayPacket out;
+  out.data = data;
+  out.data.hops = data.hops + 1;
+  const uint64_t salt = VisitedFilterSalt(options_.key, data.origin, data.id);
+  // A path longer than the filter was sized for (its size is capped) would fill it until
+  // it named every neighbour; clearing it then keeps the most recent part of the path and
+  // the false-positive rate bounded. Loops are still cut by the seen set.
+  if (FilterFpRate(out.data.filter, data.filter_k) > 2 * options_.filter_fp_rate) {
+    std::fill(out.data.filter.begin(), out.data.filter.end(), '\0');
+    ++stats_.filter_resets;
+  }
+  VisitedFilterAdd(self_hash_, salt, data.filter_k, &out.data.filter);
+  if (!EncodeRelayPacket(out, options_.limits, &msg->out_bytes).ok()) msg->forwardable = false;
+}
+
+// A message that reached this node at the hop limit by a long way round, announced by a
+// neighbour that holds it fewer hops from the origin: this node could have had it by that
+// neighbour, so it takes that hop count and forwards after all. Without this a node near
+// the limit on the tree would leave nodes unserved that are within the limit of the origin.
+void RelayNode::Shorten(int from, Cached* msg, uint32_t hops, uint64_t now_ms) {
+  if (msg->forwardable || hops >= msg->received.hops) return;
+  msg->received.hops = hops;
+  PrepareForward(msg);
+  if (!msg->forwardable) return;
+  Forward(from, msg, now_ms);
+  if (options_.announce_rounds > 1) {
+    announcing_.push_back(Key(msg->received.origin, msg->received.id));
   }
 }
 
@@ -295,17 +329,27 @@ void RelayNode::OnIHave(int from, const std::vector<RelayRef>& refs, uint64_t no
   for (const RelayRef& ref : refs) {
     const std::string key = Key(ref.origin, ref.id);
     const auto it = cache_.find(key);
-    if (it != cache_.end()) MarkHas(it->second.get(), from);
+    if (it != cache_.end()) {
+      MarkHas(it->second.get(), from);
+      Shorten(from, it->second.get(), ref.hops, now_ms);
+    }
     if (seen_.Contains(ref.origin, ref.id)) continue;
     auto [m, fresh] = missing_.try_emplace(key);
     if (fresh) {
       m->second.origin = ref.origin;
       m->second.id = ref.id;
       m->second.hops = ref.hops;
-      m->second.deadline_ms = now_ms + options_.graft_timeout_ms;
+      // The eager copy is usually on its way. Deeper nodes wait longer, so that after a lost
+      // payload the node nearest the loss repairs first and its subtree gets the payload
+      // from it on the tree instead of each node repairing on its own.
+      m->second.deadline_ms =
+          now_ms + options_.graft_timeout_ms + uint64_t{ref.hops} * options_.graft_hop_delay_ms;
     }
     auto& a = m->second.announcers;
-    if (std::find(a.begin(), a.end(), from) == a.end()) a.push_back(from);
+    const bool known =
+        std::any_of(a.begin(), a.end(), [from](const auto& e) { return e.second == from; });
+    if (!known)
+      a.insert(std::upper_bound(a.begin(), a.end(), std::pair{ref.hops, from}), {ref.hops, from});
   }
 }
 
@@ -408,7 +452,7 @@ void RelayNode::GraftDue(uint64_t now_ms) {
       it = missing_.erase(it);
       continue;
     }
-    const int link = m.announcers[m.attempts % m.announcers.size()];
+    const int link = m.announcers[m.attempts % m.announcers.size()].second;
     ++m.attempts;
     m.deadline_ms = now_ms + options_.graft_timeout_ms;
     if (links_[link].present && links_[link].up) grafts[link].push_back({m.origin, m.id, 0});

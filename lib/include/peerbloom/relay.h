@@ -112,10 +112,13 @@ struct RelayOptions {
   // Default: 0.01. The visited filter's false-positive rate at a full path.
   double filter_fp_rate = 0.01;
   RelayLimits limits;
-  // Default: 100 ms. How long a node that heard an IHAVE waits for the payload before it
+  // Default: 150 ms. How long a node that heard an IHAVE waits for the payload before it
   // sends a GRAFT (the eager copy is usually on its way), and between GRAFT attempts.
-  uint64_t graft_timeout_ms = 100;
-  // Default: 10. GRAFT attempts (rotating over the announcers) before giving up.
+  uint64_t graft_timeout_ms = 150;
+  // Default: 40 ms. Added to the first wait per hop the announced copy travelled: the node
+  // nearest a lost payload repairs first and its subtree gets the payload from it.
+  uint64_t graft_hop_delay_ms = 40;
+  // Default: 10. GRAFT attempts (over the announcers, fewest hops first) before giving up.
   unsigned max_graft_attempts = 10;
   // Default: 6. Announcement rounds per message and link: a link that has not shown it holds
   // the message (by sending it, announcing it or asking for it) is announced to again after
@@ -147,14 +150,14 @@ struct RelayDelivery {
 
 struct RelayStats {
   uint64_t delivered = 0;
-  uint64_t duplicates = 0;    // payloads of messages already delivered
-  uint64_t stale = 0;         // payloads older than the seen window
-  uint64_t throttled = 0;     // messages dropped by flow control
-  uint64_t malformed = 0;     // packets that did not decode
-  uint64_t unknown_link = 0;  // packets from a peer that is not a link
-  uint64_t filter_skips = 0;  // eager pushes replaced by an announcement (filter hit)
-  uint64_t filter_resets = 0;     // filters cleared because the path outgrew them
-  uint64_t hop_limited = 0;   // messages received at the hop limit (not forwarded)
+  uint64_t duplicates = 0;     // payloads of messages already delivered
+  uint64_t stale = 0;          // payloads older than the seen window
+  uint64_t throttled = 0;      // messages dropped by flow control
+  uint64_t malformed = 0;      // packets that did not decode
+  uint64_t unknown_link = 0;   // packets from a peer that is not a link
+  uint64_t filter_skips = 0;   // eager pushes replaced by an announcement (filter hit)
+  uint64_t filter_resets = 0;  // filters cleared because the path outgrew them
+  uint64_t hop_limited = 0;    // messages received at the hop limit (not forwarded)
   uint64_t grafts_sent = 0;
   uint64_t grafts_served = 0;
   uint64_t grafts_missed = 0;  // GRAFTs for messages no longer cached
@@ -207,8 +210,11 @@ class RelayNode {
   void OnData(int from, RelayData data, uint64_t now_ms);
   void OnIHave(int from, const std::vector<RelayRef>& refs, uint64_t now_ms);
   void OnGraft(int from, const std::vector<RelayRef>& refs, uint64_t now_ms);
+  void OnDuplicate(int from, uint32_t hops, Cached* msg);
   void Accept(int from, RelayData data, uint64_t now_ms);
   void Forward(int from, Cached* msg, uint64_t now_ms);
+  void PrepareForward(Cached* msg);
+  void Shorten(int from, Cached* msg, uint32_t hops, uint64_t now_ms);
   void SendData(int link, const Cached& msg);
   void SendControl(int link, RelayKind kind, std::vector<RelayRef> refs);
   void QueueAnnouncement(int link, const Cached& msg);
