@@ -185,6 +185,7 @@ void RelayNode::OnData(int from, RelayData data, uint64_t now_ms) {
     }
     ++stats_.duplicates;
     OnDuplicate(from, data.hops, it->second.get());
+    Shorten(from, it->second.get(), data.hops, now_ms);
     return;
   }
   if (!meter_.Admit(data.origin, now_ms)) {
@@ -273,18 +274,34 @@ void RelayNode::PrepareForward(Cached* msg) {
   if (!EncodeRelayPacket(out, options_.limits, &msg->out_bytes).ok()) msg->forwardable = false;
 }
 
-// A message that reached this node at the hop limit by a long way round, announced by a
+// A message that came to this node by a long way round, announced (or sent again) by a
 // neighbour that holds it fewer hops from the origin: this node could have had it by that
-// neighbour, so it takes that hop count and forwards after all. Without this a node near
-// the limit on the tree would leave nodes unserved that are within the limit of the origin.
+// neighbour, so it takes that hop count. The eager tree is shared by all origins, so its paths
+// can be twice the shortest or more; without this, nodes near the limit on the tree would
+// leave nodes unserved that are within the limit of the origin.
+//  - A node that got the message at the limit forwards it now (it had forwarded nothing).
+//  - A node in the upper half of the hop range announces the new count on every link, so
+//    shorter counts spread to where they are needed. Nodes further from the limit keep
+//    theirs: re-announcing every improvement would cost announcements everywhere.
 void RelayNode::Shorten(int from, Cached* msg, uint32_t hops, uint64_t now_ms) {
-  if (msg->forwardable || hops >= msg->received.hops) return;
+  const uint32_t limit = msg->received.hop_limit;
+  if (hops >= msg->received.hops || msg->received.hops < limit - limit / 2) return;
+  const bool was_forwardable = msg->forwardable;
   msg->received.hops = hops;
   PrepareForward(msg);
   if (!msg->forwardable) return;
-  Forward(from, msg, now_ms);
-  if (options_.announce_rounds > 1) {
-    announcing_.push_back(Key(msg->received.origin, msg->received.id));
+  ++stats_.shortened;
+  if (!was_forwardable) {
+    Forward(from, msg, now_ms);
+    if (options_.announce_rounds > 1) {
+      announcing_.push_back(Key(msg->received.origin, msg->received.id));
+    }
+    return;
+  }
+  for (size_t i = 0; i < links_.size(); ++i) {
+    if (static_cast<int>(i) != from && links_[i].present && links_[i].up) {
+      QueueAnnouncement(static_cast<int>(i), *msg);
+    }
   }
 }
 

@@ -157,6 +157,7 @@ struct RelayStats {
   uint64_t unknown_link = 0;   // packets from a peer that is not a link
   uint64_t filter_skips = 0;   // eager pushes replaced by an announcement (filter hit)
   uint64_t filter_resets = 0;  // filters cleared because the path outgrew them
+  uint64_t shortened = 0;      // messages whose hop count a shorter way lowered
   uint64_t hop_limited = 0;    // messages received at the hop limit (not forwarded)
   uint64_t grafts_sent = 0;
   uint64_t grafts_served = 0;
