@@ -308,6 +308,7 @@ void RelayNode::Shorten(int from, Cached* msg, uint32_t hops, uint64_t now_ms) {
 // Pushes the payload on eager links whose peer the visited filter does not name and
 // announces it on every other link (the sender included: that tells it we hold it).
 void RelayNode::Forward(int from, Cached* msg, uint64_t /*now_ms*/) {
+  SizeLinkState(msg);  // links may have been added since it was cached
   const RelayData& d = msg->received;
   const uint64_t salt = VisitedFilterSalt(options_.key, d.origin, d.id);
   for (size_t i = 0; i < links_.size(); ++i) {

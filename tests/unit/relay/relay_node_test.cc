@@ -199,6 +199,49 @@ TEST(RelayNode, FilterFalsePositivesCostNoDelivery) {
   EXPECT_GT(skips, 0u);
 }
 
+// A node that got a message at the hop limit forwards nothing, until a neighbour (here on a
+// link added since) announces the message fewer hops from the origin.
+TEST(RelayNode, MessageAtTheLimitMovesOnWhenAShorterWayIsAnnounced) {
+  RelayOptions o = Base();
+  o.node_id = "x";
+  o.hop_limit = 4;
+  RelayNode node(o);
+  node.SetLinks({"a"});
+  RelayPacket data;
+  data.data.origin = "o";
+  data.data.id = 1;
+  data.data.hop_limit = 4;
+  data.data.hops = 4;
+  data.data.filter_k = 7;
+  data.data.filter = std::string(8, '\0');
+  data.data.payload = "p";
+  std::string bytes;
+  ASSERT_TRUE(EncodeRelayPacket(data, RelayLimits(), &bytes).ok());
+  node.OnPacket("a", bytes, 1000);
+  EXPECT_EQ(node.TakeDeliveries().size(), 1u);
+  EXPECT_TRUE(node.TakeSends().empty());
+  EXPECT_EQ(node.stats().hop_limited, 1u);
+
+  node.SetLinks({"a", "b"});
+  RelayPacket ihave;
+  ihave.kind = RelayKind::kIHave;
+  ihave.refs = {{"o", 1, 2}};
+  ASSERT_TRUE(EncodeRelayPacket(ihave, RelayLimits(), &bytes).ok());
+  node.OnPacket("b", bytes, 1010);
+  EXPECT_TRUE(node.TakeDeliveries().empty());  // delivered once only
+  bool pushed = false;
+  for (const RelaySend& s : node.TakeSends()) {
+    if (s.kind != RelayKind::kData) continue;
+    RelayPacket p;
+    ASSERT_TRUE(DecodeRelayPacket(s.packet, RelayLimits(), &p).ok());
+    EXPECT_EQ(s.to, "a");
+    EXPECT_EQ(p.data.hops, 3u);
+    pushed = true;
+  }
+  EXPECT_TRUE(pushed);
+  EXPECT_EQ(node.stats().shortened, 1u);
+}
+
 TEST(RelayNode, FloodingOriginIsThrottledWhileOthersGetThrough) {
   RelayOptions o = Base();
   o.flow.max_per_window = 20;
