@@ -1,11 +1,10 @@
 // The relay state machine (relay.h, docs/relay.md).
 //
 // Per message this node keeps, for each link, whether the link has shown it holds the message
-// (it sent the payload, announced it or was told by us and answered) and whether we told it.
-// Every link that is not known to hold a message is told once (payload or announcement) and
-// announced to again after 1, 2, 4, ... ticks until it shows it holds it or the rounds run
-// out: that is what makes a lost payload, a lost announcement or a filter false positive a
-// repair instead of a missed delivery.
+// (it sent the payload, announced it or asked for it). Every link that is not known to hold a
+// message is told once (payload or announcement) and announced to again after 1, 2, 4, ...
+// ticks until it shows it holds it or the rounds run out: that is what makes a lost payload,
+// a lost announcement or a filter false positive a repair instead of a missed delivery.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -30,11 +29,10 @@ struct RelayNode::Cached {
   RelayData received;     // as it arrived (hops, filter of the path so far)
   std::string out_bytes;  // the DATA packet this node forwards (hops + 1, itself added)
   uint64_t cached_ms = 0;
-  int first_from = -1;        // the link of the first copy (-1: our own message)
-  bool forwardable = false;   // hops < hop_limit
-  std::vector<uint8_t> has;   // per link: it holds the message
-  std::vector<uint8_t> told;  // per link: we sent it the payload or an announcement
-  unsigned rounds = 0;        // announcement rounds done
+  int first_from = -1;       // the link of the first copy (-1: our own message)
+  bool forwardable = false;  // hops < hop_limit
+  std::vector<uint8_t> has;  // per link: it holds the message
+  unsigned rounds = 0;       // announcement rounds done
   uint64_t next_round_tick = 0;
 };
 
@@ -42,7 +40,6 @@ struct RelayNode::Missing {
   std::string origin;
   uint64_t id = 0;
   std::vector<std::pair<uint32_t, int>> announcers;  // (hops, link), fewest hops first
-  uint32_t hops = 0;
   uint64_t deadline_ms = 0;
   unsigned attempts = 0;
 };
@@ -233,7 +230,6 @@ void RelayNode::Accept(int from, RelayData data, uint64_t now_ms) {
   auto msg = std::make_unique<Cached>();
   msg->cached_ms = now_ms;
   msg->has.assign(links_.size(), 0);
-  msg->told.assign(links_.size(), 0);
   if (from >= 0) msg->has[from] = 1;
   msg->first_from = from;
   msg->received = std::move(data);
@@ -318,13 +314,11 @@ void RelayNode::Forward(int from, Cached* msg, uint64_t /*now_ms*/) {
     if (link != from && l.eager) {
       if (!VisitedFilterMayContain(l.hash, salt, d.filter_k, d.filter)) {
         SendData(link, *msg);
-        msg->told[i] = 1;
         continue;
       }
       ++stats_.filter_skips;
     }
     QueueAnnouncement(link, *msg);
-    msg->told[i] = 1;
   }
   msg->rounds = 1;
   msg->next_round_tick = tick_ + 1;
@@ -332,10 +326,7 @@ void RelayNode::Forward(int from, Cached* msg, uint64_t /*now_ms*/) {
 
 // Links added after the message was cached get their per-link state on first use.
 void RelayNode::SizeLinkState(Cached* msg) const {
-  if (msg->has.size() < links_.size()) {
-    msg->has.resize(links_.size(), 0);
-    msg->told.resize(links_.size(), 0);
-  }
+  if (msg->has.size() < links_.size()) msg->has.resize(links_.size(), 0);
 }
 
 void RelayNode::MarkHas(Cached* msg, int link) {
@@ -356,7 +347,6 @@ void RelayNode::OnIHave(int from, const std::vector<RelayRef>& refs, uint64_t no
     if (fresh) {
       m->second.origin = ref.origin;
       m->second.id = ref.id;
-      m->second.hops = ref.hops;
       // The eager copy is usually on its way. Deeper nodes wait longer, so that after a lost
       // payload the node nearest the loss repairs first and its subtree gets the payload
       // from it on the tree instead of each node repairing on its own.
@@ -366,8 +356,9 @@ void RelayNode::OnIHave(int from, const std::vector<RelayRef>& refs, uint64_t no
     auto& a = m->second.announcers;
     const bool known =
         std::any_of(a.begin(), a.end(), [from](const auto& e) { return e.second == from; });
-    if (!known)
+    if (!known) {
       a.insert(std::upper_bound(a.begin(), a.end(), std::pair{ref.hops, from}), {ref.hops, from});
+    }
   }
 }
 
@@ -380,8 +371,6 @@ void RelayNode::OnGraft(int from, const std::vector<RelayRef>& refs, uint64_t /*
       continue;
     }
     SendData(from, *it->second);
-    SizeLinkState(it->second.get());
-    it->second->told[from] = 1;
     ++stats_.grafts_served;
   }
 }
@@ -427,13 +416,13 @@ void RelayNode::OnTick(uint64_t now_ms) {
   FlushAnnouncements();
 }
 
-// Announces again, with doubling gaps, on every link not known to hold the message.
 void RelayNode::Keep(size_t* kept, size_t j) {
   if (*kept != j) announcing_[*kept] = std::move(announcing_[j]);
   ++*kept;
 }
 
-// Only messages with rounds left are visited (announcing_), not the whole cache.
+// Announces again, with doubling gaps, on every link not known to hold the message. Only
+// messages with rounds left are visited (announcing_), not the whole cache.
 void RelayNode::AnnounceDue(uint64_t /*now_ms*/) {
   size_t kept = 0;
   for (size_t j = 0; j < announcing_.size(); ++j) {
