@@ -20,6 +20,7 @@ if [[ -n $quick ]]; then
   run "$build/bench/peer_index_bench" 100000 65536
   run "$build/bench/who_has_bench" 100000 65536
   run "$build/bench/gossip_sim_bench" 100000 2000
+  run "$build/bench/relay_sim_bench" 1000 12
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build" 100000
   run bash bench/cluster_bench.sh "$build" 8 10000 10
@@ -28,6 +29,7 @@ else
   run "$build/bench/peer_index_bench"
   run "$build/bench/who_has_bench"
   run "$build/bench/gossip_sim_bench"
+  run "$build/bench/relay_sim_bench"
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build"
   run bash bench/feed_bench.sh "$build"

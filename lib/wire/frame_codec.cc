@@ -220,8 +220,13 @@ Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
     }
     case WireType::kRequestFull:
       return DecodeRequests(r, limits, &out->requests);
-    case WireType::kBroadcast:
-      return Status::NotSupported("broadcast frames are not supported yet");
+    case WireType::kBroadcast: {
+      uint32_t len = 0;
+      if (!r->ReadU32(&len)) return Truncated("broadcast length");
+      if (len == 0) return Status::Corruption("empty broadcast body");
+      if (!r->ReadBytes(len, &out->relay_bytes)) return Truncated("broadcast body");
+      return Status::Ok();
+    }
     case WireType::kPrune:
     case WireType::kGraft:
       return DecodeOrigins(r, limits, &out->origins);
@@ -283,6 +288,19 @@ Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_v
   AppendHeader(header, type, out);
   PutU32(out, static_cast<uint32_t>(codec_bytes.size()));
   out->append(codec_bytes);
+  return Status::Ok();
+}
+
+Status EncodeBroadcastFrame(const WireHeader& header, std::string_view relay_packet,
+                            std::string* out) {
+  PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
+  if (relay_packet.empty() || relay_packet.size() > UINT32_MAX) {
+    return Status::InvalidArgument("broadcast body of '" + std::to_string(relay_packet.size()) +
+                                   "' bytes");
+  }
+  AppendHeader(header, WireType::kBroadcast, out);
+  PutU32(out, static_cast<uint32_t>(relay_packet.size()));
+  out->append(relay_packet);
   return Status::Ok();
 }
 

@@ -26,6 +26,8 @@ std::string Reencode(const peerbloom::WireFrame& f) {
     s = peerbloom::EncodeOriginsFrame(f.header, f.header.type, f.origins, &out);
   } else if (f.header.type == WireType::kImportedDigest) {
     s = peerbloom::EncodeImportedDigestFrame(f.header, f.imports, &out);
+  } else if (f.header.type == WireType::kBroadcast) {
+    s = peerbloom::EncodeBroadcastFrame(f.header, f.relay_bytes, &out);
   } else {
     s = peerbloom::EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out);
   }

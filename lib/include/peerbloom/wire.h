@@ -34,7 +34,7 @@ enum class WireType : uint8_t {
   kFullSummary = 2,     // one origin's full summary (summary codec bytes)
   kDelta = 3,           // one origin's delta (summary codec bytes)
   kRequestFull = 4,     // "send me the full summary of these (origin, epoch)"
-  kBroadcast = 5,       // reserved: relay broadcast messages (visited-node filter + payload)
+  kBroadcast = 5,       // a relay packet (docs/relay.md): broadcast payloads and their repair
   kPrune = 6,           // "stop pushing deltas of these origins to me on this link"
   kGraft = 7,           // "push deltas of these origins to me again on this link"
   kImportedDigest = 8,  // Squid Cache Digests imported by some daemon (docs/gossip.md)
@@ -140,6 +140,8 @@ struct WireFrame {
   std::vector<std::string> origins;   // kPrune, kGraft
   // Addition. kImportedDigest; `digest` views point into the decoded input.
   std::vector<ImportedDigestEntry> imports;
+  // Addition. kBroadcast: the relay packet (DecodeRelayPacket), a view into the input.
+  std::string_view relay_bytes;
 };
 
 // Caps that bound decoding of untrusted bytes.
@@ -166,6 +168,11 @@ Status EncodeOriginsFrame(const WireHeader& header, WireType type,
 // the digest bytes are not decoded here (the engine does, with the Squid decoder).
 Status EncodeImportedDigestFrame(const WireHeader& header,
                                  const std::vector<ImportedDigestEntry>& entries, std::string* out);
+
+// Addition. A broadcast frame carrying one encoded relay packet (1 byte or more; the relay
+// decoder checks its contents).
+Status EncodeBroadcastFrame(const WireHeader& header, std::string_view relay_packet,
+                            std::string* out);
 
 // Decodes one frame. Corruption for malformed bytes, NotSupported for an unknown message type
 // or a frame that needs a newer reader, ResourceExhausted for frames or lists over the limits.

@@ -208,9 +208,6 @@ TEST(WireFrame, VersionsAndTypes) {
   EXPECT_TRUE(s.IsNotSupported());
   EXPECT_EQ(s.message(), "unknown message type '99'");
 
-  bad = frame;
-  bad[6] = static_cast<char>(WireType::kBroadcast);
-  EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).IsNotSupported());
 
   bad = frame;
   bad[4] = 3;  // version 3, needs reader 2
