@@ -101,6 +101,7 @@ class Daemon {
   uint64_t changes_at_snapshot_ = 0;  // adds + removes when the last snapshot was written
   PublishStats publish_stats_;
   SnapshotStats snapshot_stats_;
+  RouteOutcomes routes_;
   std::string key_scratch_;
 };
 
