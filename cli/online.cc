@@ -24,6 +24,8 @@ using nlohmann::json;
 
 constexpr size_t kStreamBatch = 20000;
 
+}  // namespace
+
 Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
   if (!g.control.empty()) {
     *endpoint = g.control;
@@ -38,6 +40,8 @@ Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
   }
   return Status::Ok();
 }
+
+namespace {
 
 Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
   std::string endpoint;
@@ -248,17 +252,22 @@ int RunPeers(const GlobalOptions& g) {
     std::printf("%s\n", reply["peers"].dump(2).c_str());
     return 0;
   }
-  std::printf("%-20s %-28s %-6s %-10s %12s %10s %12s\n", "NODE", "ENDPOINT", "STATE", "VERSION",
-              "ITEMS", "HEARD", "SUMMARY-AGE");
+  std::printf("%-20s %-28s %-6s %-10s %12s %10s %12s %8s %8s %9s %9s\n", "NODE", "ENDPOINT",
+              "STATE", "VERSION", "ITEMS", "HEARD", "SUMMARY-AGE", "ROUTED", "FALSE", "FALSE-HIT",
+              "EST-FPR");
   for (const json& p : reply["peers"]) {
     const int64_t age = p.value("summary_age_ms", int64_t{-1});
-    std::printf("%-20s %-28s %-6s %-10llu %12llu %8lldms %10s\n",
+    const json routing = p.value("routing", json::object());
+    std::printf("%-20s %-28s %-6s %-10llu %12llu %8lldms %10s %8llu %8llu %9.4f %9.4f\n",
                 p["node_id"].get<std::string>().c_str(), p["endpoint"].get<std::string>().c_str(),
                 p.value("alive", false) ? "alive" : "dead",
                 static_cast<unsigned long long>(p.value("version", uint64_t{0})),
                 static_cast<unsigned long long>(p.value("estimated_items", uint64_t{0})),
                 static_cast<long long>(p.value("last_heard_ms_ago", int64_t{0})),
-                age < 0 ? "-" : (std::to_string(age) + "ms").c_str());
+                age < 0 ? "-" : (std::to_string(age) + "ms").c_str(),
+                static_cast<unsigned long long>(routing.value("routed", uint64_t{0})),
+                static_cast<unsigned long long>(routing.value("false_hits", uint64_t{0})),
+                routing.value("false_hit_rate", 0.0), routing.value("estimated_fpr", 0.0));
   }
   return 0;
 }
