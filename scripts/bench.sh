@@ -22,6 +22,7 @@ if [[ -n $quick ]]; then
   run "$build/bench/gossip_sim_bench" 100000 2000
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build" 100000
+  run bash bench/squid_helper_bench.sh "$build" 100000 100000
   run bash bench/cluster_bench.sh "$build" 8 10000 10
 else
   run "$build/bench/filter_bench"
@@ -30,6 +31,7 @@ else
   run "$build/bench/gossip_sim_bench"
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build"
+  run bash bench/squid_helper_bench.sh "$build"
   run bash bench/feed_bench.sh "$build"
   run bash bench/cluster_bench.sh "$build"
 fi
