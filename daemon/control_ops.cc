@@ -130,8 +130,7 @@ Status ControlOps::Rebuild(const ControlCall& call) {
 Status ControlOps::Report(const ControlCall& call) {
   const std::string outcome = call.request.value("outcome", std::string());
   if (outcome != "hit" && outcome != "miss") {
-    return Status::InvalidArgument("'outcome' must be 'hit' or 'miss', got " +
-                                   QuoteBytes(outcome));
+    return Status::InvalidArgument("'outcome' must be 'hit' or 'miss', got " + QuoteBytes(outcome));
   }
   const std::string node = call.request.value("node", std::string());
   if (node.empty()) return Status::InvalidArgument("'node' is missing");

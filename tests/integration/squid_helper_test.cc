@@ -24,6 +24,16 @@ std::string Helper(const std::string& args, const std::string& input) {
   return out;
 }
 
+// A command's standard output and error.
+std::string Output(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
 TEST(SquidHelper, NamesTheHolderAndAnswersErrWhenTheDaemonIsGone) {
   Cluster cluster;
   Node* a = cluster.AddNode("A");
@@ -45,6 +55,19 @@ TEST(SquidHelper, NamesTheHolderAndAnswersErrWhenTheDaemonIsGone) {
   std::ofstream(config) << "control = \"" << control << "\"\n"
                         << "squid_peer_names = { A = \"cache-a\" }\n";
   EXPECT_EQ(Helper("--config " + config, input), "1 OK peer=cache-a\n2 ERR\nOK peer=cache-a\n");
+
+  // Outcomes reported by hand reach the routing counters beside A's summary.
+  const std::string cli = std::string(PEERBLOOM_CLI_BIN) + " --control " + control + " ";
+  EXPECT_EQ(Output(cli + "report hit http://held.example/1 A"),
+            "A: routed 1, hits 1, false hits 0\n");
+  EXPECT_EQ(Output(cli + "report miss http://held.example/2 A"),
+            "A: routed 2, hits 1, false hits 1\n");
+  EXPECT_EQ(Output(cli + "report maybe http://held.example/2 A"),
+            "peerbloom: error: the outcome must be 'hit' or 'miss', got 'maybe'\n");
+  const json peers = b->Peers();
+  ASSERT_EQ(peers.size(), 1u);
+  EXPECT_EQ(peers[0]["routing"]["false_hit_rate"], 0.5);
+  EXPECT_EQ(b->Stats()["routing"]["false_hits"], 1);
 
   ASSERT_TRUE(b->Stop());
   const auto start = std::chrono::steady_clock::now();

@@ -30,7 +30,7 @@ inline constexpr std::string_view kOpReport = "report";
 
 // Every operation, in the order an unknown-op error lists them.
 inline constexpr std::array<std::string_view, 10> kControlOps = {
-    kOpWhoHas, kOpAdd,      kOpRemove,  kOpStats,  kOpPeers,
+    kOpWhoHas,  kOpAdd,  kOpRemove,   kOpStats,   kOpPeers,
     kOpSummary, kOpPing, kOpSnapshot, kOpRebuild, kOpReport};
 
 // "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, report".
