@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <vector>
+
 #include "cli/squid_helper.h"
 #include "cli/squid_outcomes.h"
 
@@ -61,6 +65,25 @@ TEST(SquidOutcomes, ReadsTheRouteLog) {
   EXPECT_FALSE(tally.Add("1 - TCP_MISS/200 HIER_DIRECT/h u"));
   EXPECT_EQ(tally.by_peer["a"].hits, 1u);
   EXPECT_EQ(tally.by_peer["a"].false_hits, 1u);
+}
+
+TEST(SquidOutcomes, TheReaderFollowsAGrowingAndAReplacedLog) {
+  const std::string path = ::testing::TempDir() + "routes_reader_test.log";
+  std::remove(path.c_str());
+  std::vector<std::string> seen;
+  auto collect = [&seen](std::string_view line) { seen.emplace_back(line); };
+  OutcomeLogReader reader(path);
+  EXPECT_FALSE(reader.ReadAvailable(collect).ok());  // not there yet
+  std::ofstream(path) << "one\ntw";
+  ASSERT_TRUE(reader.ReadAvailable(collect).ok());
+  EXPECT_EQ(seen, std::vector<std::string>{"one"});  // a partial line waits
+  std::ofstream(path, std::ios::app) << "o\n";
+  ASSERT_TRUE(reader.ReadAvailable(collect).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"one", "two"}));
+  std::ofstream(path, std::ios::trunc) << "x\n";  // cut shorter: read from the start
+  ASSERT_TRUE(reader.ReadAvailable(collect).ok());
+  EXPECT_EQ(seen, (std::vector<std::string>{"one", "two", "x"}));
+  std::remove(path.c_str());
 }
 
 }  // namespace
