@@ -61,6 +61,12 @@ const std::vector<Command>& Commands() {
        SetUpSquidKeys},
       {"keygen", "generate a CURVE key pair for a node", SetUpKeygen},
       {"bench", "time who-has through the local daemon's control endpoint", SetUpBench},
+      {"squid-helper", "Squid external ACL helper: names the peer whose summary claims a URL",
+       SetUpSquidHelper},
+      {"report", "count the outcome of a request routed to a peer: hit or miss (a false hit)",
+       SetUpReport},
+      {"squid-outcomes", "count routed requests' outcomes from a Squid log of peerbloom's format",
+       SetUpSquidOutcomes},
   };
   return kCommands;
 }

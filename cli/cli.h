@@ -46,10 +46,15 @@ int Error(const Status& status);
 // The closest command name to `typed` by edit distance, empty when nothing is close.
 std::string SuggestCommand(std::string_view typed);
 
+// The control endpoint: --control, else --config's `control`, else $PEERBLOOM_CONTROL, else
+// ipc:///var/lib/peerbloom/control.sock.
+Status ResolveControl(const GlobalOptions& g, std::string* endpoint);
+
 // main(): parse, dispatch, map exceptions to exit codes.
 int Main(int argc, char** argv);
 
-// Subcommand setups (online.cc, top.cc, offline.cc, build_tools.cc, squid_keys.cc).
+// Subcommand setups (online.cc, top.cc, offline.cc, build_tools.cc, squid_keys.cc,
+// squid_routing.cc).
 Runner SetUpWhoHas(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpAdd(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpRemove(CLI::App* sub, const GlobalOptions* global);
@@ -66,6 +71,9 @@ Runner SetUpInspect(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpSquidKeys(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpKeygen(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpBench(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpSquidHelper(CLI::App* sub, const GlobalOptions* global);  // squid_routing.cc
+Runner SetUpReport(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpSquidOutcomes(CLI::App* sub, const GlobalOptions* global);
 
 }  // namespace peerbloom::cli
 

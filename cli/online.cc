@@ -23,8 +23,6 @@ namespace peerbloom::cli {
 using client::ControlClient;
 using nlohmann::json;
 
-namespace {
-
 Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
   if (!g.control.empty()) {
     *endpoint = g.control;
@@ -39,8 +37,6 @@ Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
   }
   return Status::Ok();
 }
-
-}  // namespace
 
 Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
   std::string endpoint;

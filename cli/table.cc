@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <string_view>
 
 namespace peerbloom::cli {
 namespace {
@@ -173,12 +174,36 @@ std::string FormatValue(const json& value, Unit unit) {
   return Plain(value);
 }
 
+namespace {
+
+// The value at `path` in `row`: a field name, or names joined by '/' into nested objects
+// ("routing/routed"); null when any step is missing.
+const json* Lookup(const json& row, std::string_view path) {
+  const json* at = &row;
+  while (true) {
+    if (!at->is_object()) return nullptr;
+    const size_t slash = path.find('/');
+    const auto it = at->find(std::string(path.substr(0, slash)));
+    if (it == at->end()) return nullptr;
+    at = &*it;
+    if (slash == std::string_view::npos) return at;
+    path.remove_prefix(slash + 1);
+  }
+}
+
+// The last name of a field path: its unit comes from that name.
+std::string_view LastName(std::string_view path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+}  // namespace
+
 std::string RenderTable(const std::vector<Column>& columns, const json& rows) {
   std::vector<const Column*> shown;
   for (const Column& c : columns) {
-    const bool present = std::any_of(rows.begin(), rows.end(), [&](const json& row) {
-      return row.is_object() && row.contains(c.field);
-    });
+    const bool present = std::any_of(
+        rows.begin(), rows.end(), [&](const json& row) { return Lookup(row, c.field) != nullptr; });
     if (present) shown.push_back(&c);
   }
   if (shown.empty()) return "";
@@ -189,13 +214,14 @@ std::string RenderTable(const std::vector<Column>& columns, const json& rows) {
     std::vector<Cell>& line = lines.emplace_back();
     for (size_t i = 0; i < shown.size(); ++i) {
       const Column& c = *shown[i];
-      const json v = row.is_object() && row.contains(c.field) ? row[c.field] : json();
+      const json* found = Lookup(row, c.field);
+      const json v = found != nullptr ? *found : json();
       if (c.format != nullptr) {
         line.push_back({c.format(row)});
         continue;
       }
       right[i] = right[i] || v.is_number();
-      line.push_back({FormatValue(v, c.unit == Unit::kAuto ? UnitOf(c.field) : c.unit)});
+      line.push_back({FormatValue(v, c.unit == Unit::kAuto ? UnitOf(LastName(c.field)) : c.unit)});
     }
   }
   for (size_t i = 0; i < shown.size(); ++i) {
@@ -232,10 +258,11 @@ const std::vector<Column>& PeerColumns() {
       {"K", "k"},
       {"SUMMARY AGE", "summary_age_ms"},
       {"HEARD", "last_heard_ms_ago"},
-      {"ROUTED", "routed"},
-      {"HITS", "hits"},
-      {"FALSE HITS", "false_hits"},
-      {"FALSE-HIT RATE", "false_hit_rate"},
+      {"ROUTED", "routing/routed"},
+      {"HITS", "routing/hits"},
+      {"FALSE HITS", "routing/false_hits"},
+      {"FALSE-HIT RATE", "routing/false_hit_rate"},
+      {"EST. FPR", "routing/estimated_fpr"},
   };
   return kColumns;
 }

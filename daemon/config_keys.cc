@@ -2,6 +2,7 @@
 // checks). Each setter reads its value with the Parser's readers, whose messages the docs and
 // tests quote.
 #include "daemon/config_parser.h"
+#include "peerbloom/client/client_config.h"
 #include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
@@ -73,6 +74,20 @@ constexpr KeySpec kKeys[] = {
                             p.c().squid_url.append_domain + "'");
        }
        p.NoteSquidUrlKey(n);
+       return Status::Ok();
+     }},
+    {"squid_peer_names", "table", "{}",
+     "node id -> Squid cache_peer name, for `peerbloom squid-helper`",
+     [](Parser& p, const N& n, std::string_view) {
+       // The daemon only checks it: the helper reads it (lib/client/client_config.cc).
+       const toml::table* table = n.as_table();
+       if (table == nullptr) return p.Error(n, "'squid_peer_names' must be a table");
+       for (auto&& [id, v] : *table) {
+         if (!v.is_string() || !client::IsValidSquidPeerName(*v.value<std::string>())) {
+           return p.Error(v, "'squid_peer_names." + std::string(id.str()) +
+                                 "' must be 1-64 characters of [A-Za-z0-9._-]");
+         }
+       }
        return Status::Ok();
      }},
     // Filter.

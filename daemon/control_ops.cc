@@ -22,6 +22,8 @@ const std::vector<ControlOps::Op>& ControlOps::Table() {
       {client::kOpSnapshot, "writes a snapshot now", &ControlOps::Snapshot},
       {client::kOpRebuild, "starts rebuilding a store.log feed's live set from Squid's cache_dirs",
        &ControlOps::Rebuild},
+      {client::kOpReport, "counts outcomes of requests routed to a peer: hits or false hits",
+       &ControlOps::Report},
   };
   return kTable;
 }
@@ -120,6 +122,29 @@ Status ControlOps::Rebuild(const ControlCall& call) {
   }
   PEERBLOOM_RETURN_IF_ERROR(chosen->StartRebuild(std::move(dirs), "rebuild request", call.now));
   (*call.reply)["feed"] = chosen->config().path;
+  return Status::Ok();
+}
+
+// {"op":"report","outcome":"hit"|"miss","node":ID}: one outcome per body line (the URLs, which
+// are not looked at), or "count" outcomes when the body is empty.
+Status ControlOps::Report(const ControlCall& call) {
+  const std::string outcome = call.request.value("outcome", std::string());
+  if (outcome != "hit" && outcome != "miss") {
+    return Status::InvalidArgument("'outcome' must be 'hit' or 'miss', got " + QuoteBytes(outcome));
+  }
+  const std::string node = call.request.value("node", std::string());
+  if (node.empty()) return Status::InvalidArgument("'node' is missing");
+  uint64_t count = 0;
+  for (char c : call.body) count += c == '\n' ? 1 : 0;
+  if (!call.body.empty() && call.body.back() != '\n') ++count;
+  if (call.body.empty()) count = call.request.value("count", uint64_t{1});
+  c_.parts.routes.Report(node, outcome == "hit", count);
+  const RouteCounts counts = c_.parts.routes.For(node);
+  (*call.reply)["node"] = node;
+  (*call.reply)["counted"] = count;
+  (*call.reply)["routed"] = counts.routed;
+  (*call.reply)["hits"] = counts.hits;
+  (*call.reply)["false_hits"] = counts.false_hits;
   return Status::Ok();
 }
 

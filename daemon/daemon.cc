@@ -203,7 +203,7 @@ Status Daemon::Start() {
 // The stats answers and the control operations read the parts Start made; they are built
 // last and hold references to them.
 void Daemon::WireControl() {
-  const DaemonParts parts{config_, advertise_, *store_, *engine_, feeds_};
+  const DaemonParts parts{config_, advertise_, *store_, *engine_, feeds_, routes_};
   stats_ = std::make_unique<StatsReport>(StatsSources{parts, start_ms_, *transport_, *control_,
                                                       *digests_, publish_stats_, snapshot_stats_,
                                                       snapshot_path_, reloads_});

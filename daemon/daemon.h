@@ -110,6 +110,7 @@ class Daemon {
   uint64_t changes_at_snapshot_ = 0;  // adds + removes when the last snapshot was written
   PublishStats publish_stats_;
   SnapshotStats snapshot_stats_;
+  RouteOutcomes routes_;
   std::string key_scratch_;
   SdNotifier* notifier_ = nullptr;
   bool notify_failed_ = false;  // a failed notification is logged once

@@ -11,6 +11,7 @@
 #include "daemon/config.h"
 #include "daemon/feed.h"
 #include "daemon/local_store.h"
+#include "daemon/route_outcomes.h"
 #include "peerbloom/gossip.h"
 
 namespace peerbloom::daemon {
@@ -21,6 +22,7 @@ struct DaemonParts {
   LocalStore& store;
   const GossipEngine& engine;
   const std::vector<std::unique_ptr<Feed>>& feeds;
+  RouteOutcomes& routes;  // outcomes of requests routed to peers
 };
 
 }  // namespace peerbloom::daemon

@@ -4,6 +4,7 @@
 #include "daemon/stats_report.h"
 
 #include <array>
+#include <cmath>
 #include <string>
 
 namespace peerbloom::daemon {
@@ -373,7 +374,65 @@ constexpr std::array<StatEntry<Context>, 8> kDigests = {{
      [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_expired; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 12> kTop = {{
+// A peer's summary's false-positive rate from what `peers` knows of it: (1 - e^(-kn/m))^k
+// (Fan et al. 2000, eq. 1), 0 without a summary.
+double PeerEstimatedFpr(const PeerInfo& p) {
+  if (p.k == 0 || p.log2_bits == 0) return 0.0;
+  if (p.imported) return p.digest_fpr;
+  const double m = std::ldexp(1.0, static_cast<int>(p.log2_bits));
+  const double k = p.k;
+  return std::pow(1.0 - std::exp(-k * static_cast<double>(p.estimated_items) / m), k);
+}
+
+// One node's routing outcomes beside its summary's estimated false-positive rate.
+struct NodeRoutes {
+  const std::string& node_id;
+  RouteCounts counts;
+  double estimated_fpr;  // -1 when the node is not a member this daemon knows
+};
+
+constexpr std::array<StatEntry<NodeRoutes>, 6> kNodeRoutes = {{
+    {"node_id", "the peer requests were routed to",
+     [](const NodeRoutes& r) -> Json { return r.node_id; }},
+    {"routed", "requests routed to it whose outcome was reported",
+     [](const NodeRoutes& r) -> Json { return r.counts.routed; }},
+    {"hits", "routed requests it held", [](const NodeRoutes& r) -> Json { return r.counts.hits; }},
+    {"false_hits", "routed requests it did not hold",
+     [](const NodeRoutes& r) -> Json { return r.counts.false_hits; }},
+    {"false_hit_rate", "false_hits / routed",
+     [](const NodeRoutes& r) -> Json { return r.counts.FalseHitRate(); }},
+    {"estimated_fpr", "its summary's estimated false-positive rate, -1 for an unknown node",
+     [](const NodeRoutes& r) -> Json { return r.estimated_fpr; }},
+}};
+
+constexpr std::array<StatEntry<Context>, 7> kRouting = {{
+    {"routed", "requests routed to peers whose outcome was reported",
+     [](const Context& c) -> Json { return c.s.parts.routes.total().routed; }},
+    {"hits", "routed requests the peer held",
+     [](const Context& c) -> Json { return c.s.parts.routes.total().hits; }},
+    {"false_hits", "routed requests the peer did not hold",
+     [](const Context& c) -> Json { return c.s.parts.routes.total().false_hits; }},
+    {"false_hit_rate", "false_hits / routed",
+     [](const Context& c) -> Json { return c.s.parts.routes.total().FalseHitRate(); }},
+    {"reports", "report requests taken",
+     [](const Context& c) -> Json { return c.s.parts.routes.reports(); }},
+    {"untracked", "outcomes for nodes past the tracked-node bound (in the totals only)",
+     [](const Context& c) -> Json { return c.s.parts.routes.untracked(); }},
+    {"peers", "one object per node an outcome was reported for",
+     [](const Context& c) -> Json {
+       Json out = Json::array();
+       for (const auto& [id, counts] : c.s.parts.routes.nodes()) {
+         double fpr = -1.0;
+         for (const PeerInfo& p : c.peers) {
+           if (p.node_id == id) fpr = PeerEstimatedFpr(p);
+         }
+         out.push_back(StatObject<NodeRoutes>(kNodeRoutes, NodeRoutes{id, counts, fpr}));
+       }
+       return out;
+     }},
+}};
+
+constexpr std::array<StatEntry<Context>, 13> kTop = {{
     {"node_id", "this node's id",
      [](const Context& c) -> Json { return c.s.parts.config.node_id; }},
     {"endpoint", "the advertised peer endpoint",
@@ -401,6 +460,8 @@ constexpr std::array<StatEntry<Context>, 12> kTop = {{
     {"squid_digests", "imported Squid digests",
      [](const Context& c) -> Json { return StatObject<Context>(kDigests, c); }},
     {"reloads", "SIGHUP reloads applied", [](const Context& c) -> Json { return c.s.reloads; }},
+    {"routing", "outcomes of requests routed to peers (docs/squid.md)",
+     [](const Context& c) -> Json { return StatObject<Context>(kRouting, c); }},
 }};
 
 template <typename Source, size_t N>
@@ -415,8 +476,16 @@ Json StatsReport::Stats(int64_t now) const {
   return StatObject<Context>(kTop, c);
 }
 
+// Each member's entry carries its routing outcomes beside its summary's estimated FPR.
 Json StatsReport::Peers(int64_t now) const {
-  return ArrayOf(kPeer, s_.parts.engine.Peers(now), now);
+  const std::vector<PeerInfo> peers = s_.parts.engine.Peers(now);
+  Json out = ArrayOf(kPeer, peers, now);
+  for (size_t i = 0; i < peers.size(); ++i) {
+    const NodeRoutes r{peers[i].node_id, s_.parts.routes.For(peers[i].node_id),
+                       PeerEstimatedFpr(peers[i])};
+    out[i]["routing"] = StatObject<NodeRoutes>(std::span(kNodeRoutes).subspan(1), r);
+  }
+  return out;
 }
 
 std::vector<StatDoc> StatsReference() {
@@ -440,10 +509,20 @@ std::vector<StatDoc> StatsReference() {
       group.fields[0].fields = Docs(kDigestSource);
       group.fields[1].fields = Docs(kImported);
     }
+    if (group.name == "routing") {
+      group.fields = Docs(kRouting);
+      group.fields.back().fields = Docs(kNodeRoutes);
+    }
   }
   return top;
 }
 
-std::vector<StatDoc> PeersReference() { return Docs(kPeer); }
+std::vector<StatDoc> PeersReference() {
+  std::vector<StatDoc> docs = Docs(kPeer);
+  StatDoc routing{"routing", "outcomes of requests routed to it", Docs(kNodeRoutes)};
+  routing.fields.erase(routing.fields.begin());  // node_id is the entry's own
+  docs.push_back(std::move(routing));
+  return docs;
+}
 
 }  // namespace peerbloom::daemon

@@ -23,6 +23,7 @@ if [[ -n $quick ]]; then
   run "$build/bench/relay_sim_bench" 1000 12
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build" 100000
+  run bash bench/squid_helper_bench.sh "$build" 100000 100000
   run bash bench/cluster_bench.sh "$build" 8 10000 10
 else
   run "$build/bench/filter_bench"
@@ -32,6 +33,7 @@ else
   run "$build/bench/relay_sim_bench"
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build"
+  run bash bench/squid_helper_bench.sh "$build"
   run bash bench/feed_bench.sh "$build"
   run bash bench/cluster_bench.sh "$build"
 fi

@@ -27,6 +27,9 @@
 #                         ?bytes=N bytes (e.g. FILL_QUERY='?bytes=1000000' to force evictions)
 #   SQUID_CONF_EXTRA      squid.conf lines appended to the generated config (for example
 #                         "uri_whitespace encode" or "hosts_file /path/hosts")
+#   SQUID_CONF_BEFORE_ACCESS  squid.conf lines placed before the generated http_access rules
+#                         (after `acl localnet src 127.0.0.0/8`), for rules that must come
+#                         first, such as a routing lookup
 #   ORIGIN_LISTEN         more loopback addresses the origin answers on besides 127.0.0.1,
 #                         space-separated HOST:PORT, port 0 = any ("127.0.0.201:80 [::1]:0");
 #                         `origins` lists them
@@ -165,6 +168,7 @@ cache_store_log stdio:$dir/logs/store.log
 logfile_rotate $LOGFILE_ROTATE
 acl localnet src 127.0.0.0/8
 acl PURGE method PURGE
+${SQUID_CONF_BEFORE_ACCESS:-}
 http_access allow PURGE localnet
 http_access allow localnet
 http_access deny all

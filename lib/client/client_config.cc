@@ -5,9 +5,11 @@
 
 #include <toml++/toml.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace peerbloom::client {
@@ -36,6 +38,7 @@ class Reader {
   Status String(const toml::node& n, std::string_view key, std::string* out) const;
   Status Bool(const toml::node& n, std::string_view key, bool* out) const;
   Status Key(std::string_view key, const toml::node& n);
+  Status PeerNames(const toml::node& n);
   Status Finish(const toml::table& root);
 
   std::string path_;
@@ -54,6 +57,20 @@ Status Reader::String(const toml::node& n, std::string_view key, std::string* ou
 Status Reader::Bool(const toml::node& n, std::string_view key, bool* out) const {
   if (!n.is_boolean()) return Error(n, "'" + std::string(key) + "' must be true or false");
   *out = *n.value<bool>();
+  return Status::Ok();
+}
+
+Status Reader::PeerNames(const toml::node& n) {
+  const toml::table* table = n.as_table();
+  if (table == nullptr) return Error(n, "'squid_peer_names' must be a table");
+  for (auto&& [id, v] : *table) {
+    const std::optional<std::string> name = v.value<std::string>();
+    if (!v.is_string() || !IsValidSquidPeerName(*name)) {
+      return Error(v, "'squid_peer_names." + std::string(id.str()) +
+                          "' must be 1-64 characters of [A-Za-z0-9._-]");
+    }
+    c_->squid_peer_names[std::string(id.str())] = *name;
+  }
   return Status::Ok();
 }
 
@@ -93,6 +110,8 @@ Status Reader::Key(std::string_view key, const toml::node& n) {
                    "digits, '-', '.' or '_', got '" +
                        c_->squid_url.append_domain + "'");
     }
+  } else if (key == kKeySquidPeerNames) {
+    return PeerNames(n);
   } else {
     return Status::Ok();  // a daemon-only key
   }
@@ -121,6 +140,16 @@ Status Reader::Finish(const toml::table& root) {
 }
 
 }  // namespace
+
+bool IsValidSquidPeerName(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '_' && c != '-') {
+      return false;
+    }
+  }
+  return true;
+}
 
 std::string DefaultControlEndpoint(std::string_view data_dir) {
   return "ipc://" + std::string(data_dir) + "/control.sock";

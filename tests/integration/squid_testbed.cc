@@ -86,7 +86,9 @@ std::string SquidTestbed::Command(const std::string& args) const {
          " CACHE_MB=" + std::to_string(options_.cache_mb) +
          " LOGFILE_ROTATE=" + std::to_string(options_.logfile_rotate) + " FILL_QUERY='" +
          options_.fill_query + "' SQUID_CONF_EXTRA='" + WithAddress(options_.squid_conf_extra) +
-         "' ORIGIN_LISTEN='" + WithAddress(options_.origin_listen) +
+         "' SQUID_CONF_BEFORE_ACCESS='" + WithAddress(options_.squid_conf_before_access) +
+         "' PEERBLOOM_ORIGIN='" + options_.shared_origin + "' ORIGIN_LISTEN='" +
+         WithAddress(options_.origin_listen) +
          "' '" PEERBLOOM_SOURCE_DIR "/scripts/squid-testbed.sh' " + args;
 }
 

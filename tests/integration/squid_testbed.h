@@ -22,6 +22,12 @@ struct SquidTestbedOptions {
   int logfile_rotate = 0;         // Default: 0. squid.conf logfile_rotate (rotated logs kept)
   // Default: none. squid.conf lines appended to the generated config (SQUID_CONF_EXTRA).
   std::string squid_conf_extra;
+  // Default: none. squid.conf lines placed before the generated http_access rules
+  // (SQUID_CONF_BEFORE_ACCESS).
+  std::string squid_conf_before_access;
+  // Default: none (start an origin of its own). The base URL of another bed's origin, so that
+  // several Squids fetch the same URLs (PEERBLOOM_ORIGIN).
+  std::string shared_origin;
   // Default: none. More HOST:PORT the origin answers on, e.g. "@ADDR@:80 [::1]:0"
   // (ORIGIN_LISTEN); Origins() lists them.
   std::string origin_listen;

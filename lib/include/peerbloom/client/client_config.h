@@ -8,6 +8,7 @@
 #ifndef PEERBLOOM_CLIENT_CLIENT_CONFIG_H_
 #define PEERBLOOM_CLIENT_CLIENT_CONFIG_H_
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -25,6 +26,7 @@ inline constexpr std::string_view kKeyClusterSecret = "cluster_secret";
 inline constexpr std::string_view kKeyKeyScheme = "key_scheme";
 inline constexpr std::string_view kKeySquidUriWhitespace = "squid_uri_whitespace";
 inline constexpr std::string_view kKeySquidAppendDomain = "squid_append_domain";
+inline constexpr std::string_view kKeySquidPeerNames = "squid_peer_names";
 
 inline constexpr KeyScheme kDefaultKeyScheme = KeyScheme::kSquidMd5;
 // The default `control`: "ipc://<data_dir>/control.sock".
@@ -41,7 +43,14 @@ struct ClientConfig {
   // Default: Squid's defaults. From `squid_uri_whitespace` and `squid_append_domain`, which
   // need key_scheme = "squid-md5".
   SquidUrlOptions squid_url;
+  // Default: empty (a peer's cache_peer name is its node id). From `squid_peer_names`, a
+  // table node id -> the Squid `cache_peer name=` of that node, which `squid-helper` answers.
+  std::map<std::string, std::string> squid_peer_names;
 };
+
+// Whether `name` can be a Squid cache_peer name in a helper's annotation: 1-64 characters of
+// [A-Za-z0-9._-]. Both config readers use it for `squid_peer_names`.
+bool IsValidSquidPeerName(std::string_view name);
 
 // Reads the client's keys of a config file; `out` is unchanged on error. IOError when the
 // file cannot be read, InvalidArgument for TOML that does not parse or a value that the
