@@ -69,15 +69,16 @@ TEST(CliTable, PeersAlignAndLeaveOutFieldsNoRowHas) {
             "          -  2m 00s\n");
 }
 
-TEST(CliTable, NewPeerFieldsBecomeColumns) {
+TEST(CliTable, RoutingOutcomesAreColumnsFromTheNestedObject) {
   const json peers = json::parse(R"([
-    {"node_id": "b", "routed": 200, "hits": 190, "false_hits": 10, "false_hit_rate": 0.05},
-    {"node_id": "c"}
+    {"node_id": "b", "routing": {"routed": 200, "hits": 190, "false_hits": 10,
+                                 "false_hit_rate": 0.05, "estimated_fpr": 0.0123}},
+    {"node_id": "c", "routing": {}}
   ])");
   EXPECT_EQ(RenderTable(PeerColumns(), peers),
-            "NODE  ROUTED  HITS  FALSE HITS  FALSE-HIT RATE\n"
-            "b        200   190          10          5.00 %\n"
-            "c          -     -           -               -\n");
+            "NODE  ROUTED  HITS  FALSE HITS  FALSE-HIT RATE  EST. FPR\n"
+            "b        200   190          10          5.00 %    1.23 %\n"
+            "c          -     -           -               -         -\n");
 }
 
 TEST(CliTable, NoPeersIsSaidInWords) {
