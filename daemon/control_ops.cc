@@ -2,6 +2,10 @@
 // who-has, add and remove live with the daemon (daemon_control.cc): they work on its store.
 #include "daemon/control_ops.h"
 
+#include <spdlog/spdlog.h>
+
+#include "daemon/log_format.h"
+
 #include "peerbloom/client/control_protocol.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/summary.h"
@@ -22,6 +26,8 @@ const std::vector<ControlOps::Op>& ControlOps::Table() {
       {client::kOpSnapshot, "writes a snapshot now", &ControlOps::Snapshot},
       {client::kOpRebuild, "starts rebuilding a store.log feed's live set from Squid's cache_dirs",
        &ControlOps::Rebuild},
+      {client::kOpLogLevel, "sets the log level until the next reload, or answers it",
+       &ControlOps::LogLevel},
   };
   return kTable;
 }
@@ -120,6 +126,21 @@ Status ControlOps::Rebuild(const ControlCall& call) {
   }
   PEERBLOOM_RETURN_IF_ERROR(chosen->StartRebuild(std::move(dirs), "rebuild request", call.now));
   (*call.reply)["feed"] = chosen->config().path;
+  return Status::Ok();
+}
+
+// {"op":"log-level","level":LEVEL}: level optional. Lasts until a SIGHUP reload re-reads
+// log_level from the config, or a restart.
+Status ControlOps::LogLevel(const ControlCall& call) {
+  const std::string current = CurrentLogLevel();
+  if (call.request.contains("level")) {
+    std::string previous;
+    PEERBLOOM_RETURN_IF_ERROR(SetLogLevel(call.request["level"].get<std::string>(), &previous));
+    (*call.reply)["previous"] = previous;
+    spdlog::info("log level set to '{}' by a control request (was '{}')", CurrentLogLevel(),
+                 previous);
+  }
+  (*call.reply)["level"] = CurrentLogLevel();
   return Status::Ok();
 }
 

@@ -76,6 +76,7 @@ class ControlOps {
   Status Ping(const ControlCall& call);
   Status Snapshot(const ControlCall& call);
   Status Rebuild(const ControlCall& call);
+  Status LogLevel(const ControlCall& call);
 
   ControlContext c_;
 };

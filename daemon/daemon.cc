@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 
+#include "daemon/log_format.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
 
@@ -424,8 +425,10 @@ void Daemon::Reload() {
     if (seed.endpoint != advertise_) seeds.push_back(seed);
   }
   engine_->SetSeeds(std::move(seeds), clock_->NowMs());
+  std::string previous;
+  if (SetLogLevel(fresh.log_level, &previous).ok()) config_.log_level = fresh.log_level;
   ++reloads_;
-  spdlog::info("reloaded: {} seeds", config_.seeds.size());
+  spdlog::info("reloaded: {} seeds, log_level {}", config_.seeds.size(), config_.log_level);
 }
 
 Status Daemon::Run(volatile std::sig_atomic_t* stop, volatile std::sig_atomic_t* reload) {

@@ -26,12 +26,14 @@ inline constexpr std::string_view kOpSummary = "summary";
 inline constexpr std::string_view kOpPing = "ping";
 inline constexpr std::string_view kOpSnapshot = "snapshot";
 inline constexpr std::string_view kOpRebuild = "rebuild";
+inline constexpr std::string_view kOpLogLevel = "log-level";
 
 // Every operation, in the order an unknown-op error lists them.
-inline constexpr std::array<std::string_view, 9> kControlOps = {
-    kOpWhoHas, kOpAdd, kOpRemove, kOpStats, kOpPeers, kOpSummary, kOpPing, kOpSnapshot, kOpRebuild};
+inline constexpr std::array<std::string_view, 10> kControlOps = {
+    kOpWhoHas,  kOpAdd,  kOpRemove,   kOpStats,   kOpPeers,
+    kOpSummary, kOpPing, kOpSnapshot, kOpRebuild, kOpLogLevel};
 
-// "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild".
+// "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, log-level".
 std::string ControlOpList();
 
 }  // namespace peerbloom::client
