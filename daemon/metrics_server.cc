@@ -2,8 +2,10 @@
 #include "daemon/metrics_server.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <charconv>
+#include <chrono>
 
 namespace peerbloom::daemon {
 namespace {
@@ -56,6 +58,12 @@ Status MetricsServer::Start(std::string* bound) {
   server_->set_read_timeout(kIoTimeoutSeconds, 0);
   server_->set_write_timeout(kIoTimeoutSeconds, 0);
   server_->set_keep_alive_max_count(kKeepAliveRequests);
+  // The library's default also sets SO_REUSEPORT, which would let a second daemon bind the
+  // same port and take half the scrapes: SO_REUSEADDR only (restarts need not wait).
+  server_->set_socket_options([](int sock) {
+    int yes = 1;
+    (void)setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server_->Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
     std::shared_ptr<const std::string> text;
     {
@@ -81,7 +89,15 @@ Status MetricsServer::Start(std::string* bound) {
   }
   *bound =
       (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
-  thread_ = std::thread([this] { server_->listen_after_bind(); });
+  thread_ = std::thread([this] {
+    server_->listen_after_bind();
+    listen_returned_ = true;
+  });
+  // Server::stop() only stops a server that is running: wait for the thread to get there,
+  // or a stop in the destructor could come first and leave the thread in accept() forever.
+  while (!server_->is_running() && !listen_returned_) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   return Status::Ok();
 }
 

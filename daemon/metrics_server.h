@@ -57,6 +57,7 @@ class MetricsServer {
   std::mutex mu_;
   std::shared_ptr<const std::string> text_;  // guarded by mu_
   std::atomic<uint64_t> scrapes_{0};
+  std::atomic<bool> listen_returned_{false};
 };
 
 }  // namespace peerbloom::daemon
