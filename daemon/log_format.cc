@@ -69,9 +69,8 @@ Status SetLogLevel(std::string_view name, std::string* previous) {
     return Status::Ok();
   }
   return Status::InvalidArgument(
-      "'level' must be one of trace, debug, info, warn, error, "
-      "critical, off, got '" +
-      std::string(name) + "'");
+      "'level' must be one of trace, debug, info, warn, error, critical, off, got " +
+      QuoteBytes(name));
 }
 
 std::string CurrentLogLevel() {

@@ -439,7 +439,11 @@ TEST_F(NonUtf8, EveryControlOperationThatTakesInputAnswersValidJson) {
   EXPECT_FALSE(node_->Call({{"op", "caf\xc3\xa9"}}, "", &reply, &body, &error));
   EXPECT_EQ(error,
             "unknown op 'caf\xc3\xa9' (who-has, add, remove, stats, peers, summary, ping, "
-            "snapshot, rebuild)");
+            "snapshot, rebuild, log-level)");
+  EXPECT_FALSE(node_->Call({{"op", "log-level"}, {"level", "\x1b[2J"}}, "", &reply, &body, &error));
+  EXPECT_EQ(
+      error,
+      R"('level' must be one of trace, debug, info, warn, error, critical, off, got '\x1b[2J')");
   EXPECT_FALSE(node_->Call({{"op", "add"}, {"input", "\x1b[2J"}}, "x", &reply, &body, &error));
   EXPECT_EQ(error, R"('input' must be 'url' or 'key', got '\x1b[2J')");
   EXPECT_FALSE(
