@@ -99,6 +99,8 @@ struct Config {
   std::string log_level = "info";
   // Default: "<data_dir>/peerbloomd.log". Used when not running with --foreground.
   std::string log_file;
+  // Default: "" (off). "HOST:PORT" on which GET /metrics serves Prometheus metrics.
+  std::string metrics_listen;
 
   // Default: true. false sends everything in plaintext: unsafe except on loopback.
   bool curve = true;

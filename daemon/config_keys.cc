@@ -3,6 +3,7 @@
 // tests quote.
 #include "daemon/config_parser.h"
 #include "peerbloom/client/client_config.h"
+#include "daemon/metrics_server.h"
 #include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
@@ -160,6 +161,15 @@ constexpr KeySpec kKeys[] = {
      }},
     {"log_file", "string", "\"<data_dir>/peerbloomd.log\"", "log file without --foreground",
      [](Parser& p, const N& n, std::string_view key) { return p.String(n, key, &p.c().log_file); }},
+    {"metrics_listen", "string", "\"\"", "HOST:PORT of the /metrics HTTP endpoint",
+     [](Parser& p, const N& n, std::string_view key) {
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().metrics_listen));
+       if (p.c().metrics_listen.empty()) return Status::Ok();
+       std::string host;
+       int port = 0;
+       const Status s = ParseListenAddress(p.c().metrics_listen, &host, &port);
+       return s.ok() ? s : p.Error(n, "'metrics_listen': " + s.message());
+     }},
     {"snapshot_interval", "duration", "\"60s\"", "period of snapshots, 0 for none",
      [](Parser& p, const N& n, std::string_view key) {
        return p.Duration(n, key, 0, &p.c().snapshot_interval_ms);

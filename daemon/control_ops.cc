@@ -2,6 +2,10 @@
 // who-has, add and remove live with the daemon (daemon_control.cc): they work on its store.
 #include "daemon/control_ops.h"
 
+#include <spdlog/spdlog.h>
+
+#include "daemon/log_format.h"
+
 #include "peerbloom/client/control_protocol.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/summary.h"
@@ -24,6 +28,8 @@ const std::vector<ControlOps::Op>& ControlOps::Table() {
        &ControlOps::Rebuild},
       {client::kOpReport, "counts outcomes of requests routed to a peer: hits or false hits",
        &ControlOps::Report},
+      {client::kOpLogLevel, "sets the log level until the next reload, or answers it",
+       &ControlOps::LogLevel},
   };
   return kTable;
 }
@@ -145,6 +151,21 @@ Status ControlOps::Report(const ControlCall& call) {
   (*call.reply)["routed"] = counts.routed;
   (*call.reply)["hits"] = counts.hits;
   (*call.reply)["false_hits"] = counts.false_hits;
+  return Status::Ok();
+}
+
+// {"op":"log-level","level":LEVEL}: level optional. Lasts until a SIGHUP reload re-reads
+// log_level from the config, or a restart.
+Status ControlOps::LogLevel(const ControlCall& call) {
+  const std::string current = CurrentLogLevel();
+  if (call.request.contains("level")) {
+    std::string previous;
+    PEERBLOOM_RETURN_IF_ERROR(SetLogLevel(call.request["level"].get<std::string>(), &previous));
+    (*call.reply)["previous"] = previous;
+    spdlog::info("log level set to '{}' by a control request (was '{}')", CurrentLogLevel(),
+                 previous);
+  }
+  (*call.reply)["level"] = CurrentLogLevel();
   return Status::Ok();
 }
 

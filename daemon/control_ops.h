@@ -77,6 +77,7 @@ class ControlOps {
   Status Snapshot(const ControlCall& call);
   Status Rebuild(const ControlCall& call);
   Status Report(const ControlCall& call);
+  Status LogLevel(const ControlCall& call);
 
   ControlContext c_;
 };

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 
+#include "daemon/log_format.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
 
@@ -36,6 +37,7 @@ Daemon::Daemon(Config config, const Clock* clock) : config_(std::move(config)), 
 }
 
 Daemon::~Daemon() {
+  metrics_server_.reset();  // its threads first: they serve text, but stop them early
   // Sockets must close before the context: destroy owners first.
   control_.reset();
   transport_.reset();
@@ -190,6 +192,7 @@ Status Daemon::Start() {
   digests_ = std::make_unique<DigestImporter>(engine_.get());
   PEERBLOOM_RETURN_IF_ERROR(digests_->Start(config_));
   WireControl();
+  PEERBLOOM_RETURN_IF_ERROR(StartMetrics());
   const int64_t now = clock_->NowMs();
   next_snapshot_ms_ = now + config_.snapshot_interval_ms;
   spdlog::info(
@@ -204,9 +207,10 @@ Status Daemon::Start() {
 // last and hold references to them.
 void Daemon::WireControl() {
   const DaemonParts parts{config_, advertise_, *store_, *engine_, feeds_, routes_};
-  stats_ = std::make_unique<StatsReport>(StatsSources{parts, start_ms_, *transport_, *control_,
-                                                      *digests_, publish_stats_, snapshot_stats_,
-                                                      snapshot_path_, reloads_});
+  const StatsSources sources{parts,          start_ms_,       *transport_,    *control_, *digests_,
+                             publish_stats_, snapshot_stats_, snapshot_path_, reloads_};
+  stats_ = std::make_unique<StatsReport>(sources);
+  metrics_ = std::make_unique<MetricsReport>(sources, loop_metrics_);
   auto who_has = [this](const ControlCall& call) {
     return WhoHas(call.request, call.body, call.reply, call.reply_body);
   };
@@ -229,6 +233,7 @@ int64_t Daemon::NextDeadline(int64_t now) const {
   if (file_feeds) deadline = std::min(deadline, next_feed_poll_ms_);
   deadline = std::min(deadline, digests_->NextDeadline(now));
   if (notifier_ != nullptr) deadline = std::min(deadline, notifier_->NextPingMs());
+  if (metrics_server_) deadline = std::min(deadline, next_metrics_ms_);
   if (feeds_behind_) deadline = now;
   return deadline;
 }
@@ -255,11 +260,14 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   transport_->Process(items.data(), now, [this, now](std::string_view payload) {
     // A frame that makes the engine throw is refused like a malformed one (counted, logged
     // at a limited rate); the next frame is served.
+    Status s;
     try {
-      return engine_->OnMessage(payload, now);
+      s = engine_->OnMessage(payload, now);
     } catch (const std::exception& e) {
-      return Status::Corruption("internal error: " + EscapeBytes(e.what()));
+      s = Status::Corruption("internal error: " + EscapeBytes(e.what()));
     }
+    loop_metrics_.CountIn(payload, s);
+    return s;
   });
   control_->Process(
       items.data() + control_at, now,
@@ -271,6 +279,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   if (now >= engine_->NextDeadline()) engine_->OnTick(now);
   FlushOutgoing(now);
   MaybeSnapshot(now);
+  MaybePublishMetrics(now);
   PingWatchdog(now);
 }
 
@@ -343,7 +352,10 @@ void Daemon::Publish(int64_t now) {
 }
 
 void Daemon::FlushOutgoing(int64_t now) {
-  for (const Outgoing& out : engine_->TakeOutgoing()) transport_->Send(out, now);
+  for (const Outgoing& out : engine_->TakeOutgoing()) {
+    loop_metrics_.CountOut(out.endpoint, out.payload);
+    transport_->Send(out, now);
+  }
   for (const std::string& endpoint : engine_->TakeDropped()) transport_->Close(endpoint);
 }
 
@@ -354,6 +366,25 @@ void Daemon::MaybeSnapshot(int64_t now) {
   if (changes == changes_at_snapshot_ && snapshot_stats_.written > 0) return;
   Status s = WriteSnapshotNow();
   if (!s.ok()) spdlog::error("snapshot: {}", s.ToString());
+}
+
+Status Daemon::StartMetrics() {
+  if (config_.metrics_listen.empty()) return Status::Ok();
+  metrics_server_ = std::make_unique<MetricsServer>(config_.metrics_listen);
+  std::string bound;
+  PEERBLOOM_RETURN_IF_ERROR(metrics_server_->Start(&bound));
+  std::ofstream(config_.data_dir + "/metrics.endpoint") << bound << "\n";
+  MaybePublishMetrics(clock_->NowMs());
+  spdlog::info("serving metrics on http://{}/metrics", bound);
+  return Status::Ok();
+}
+
+// Rendering reads every part, so it runs here on the loop's thread; the server's threads
+// only copy the finished text.
+void Daemon::MaybePublishMetrics(int64_t now) {
+  if (!metrics_server_ || now < next_metrics_ms_) return;
+  next_metrics_ms_ = now + MetricsServer::kRefreshMs;
+  metrics_server_->Publish(metrics_->Render(now, UnixMs()));
 }
 
 Status Daemon::WriteSnapshotNow() {
@@ -412,8 +443,10 @@ void Daemon::Reload() {
     if (seed.endpoint != advertise_) seeds.push_back(seed);
   }
   engine_->SetSeeds(std::move(seeds), clock_->NowMs());
+  std::string previous;
+  if (SetLogLevel(fresh.log_level, &previous).ok()) config_.log_level = fresh.log_level;
   ++reloads_;
-  spdlog::info("reloaded: {} seeds", config_.seeds.size());
+  spdlog::info("reloaded: {} seeds, log_level {}", config_.seeds.size(), config_.log_level);
 }
 
 Status Daemon::Run(volatile std::sig_atomic_t* stop, volatile std::sig_atomic_t* reload) {

@@ -8,7 +8,9 @@
 //
 // One thread: zmq::poll over the peer, ZAP, monitor and control sockets and FIFO feeds, with
 // a timeout that is the nearest deadline (gossip tick, publication, feed poll, snapshot)
-// taken from the injected Clock. Signals only set flags the loop reads.
+// taken from the injected Clock. Signals only set flags the loop reads. Two kinds of helper
+// threads never touch the loop's state: the digest fetcher's worker (digest_fetcher.h) and
+// the /metrics server's (metrics_server.h), which serves text the loop renders every second.
 //
 // Thread-safety: none. Resource owner: not copyable.
 #ifndef PEERBLOOM_DAEMON_DAEMON_H_
@@ -29,6 +31,9 @@
 #include "daemon/digest_importer.h"
 #include "daemon/feed.h"
 #include "daemon/local_store.h"
+#include "daemon/loop_metrics.h"
+#include "daemon/metrics_report.h"
+#include "daemon/metrics_server.h"
 #include "daemon/sd_notify.h"
 #include "daemon/stats_report.h"
 #include "daemon/transport.h"
@@ -48,10 +53,10 @@ class Daemon {
   // Locks the data dir, loads keys, restores the snapshot, binds sockets, publishes the first
   // summary. Any error is fatal for the process.
   Status Start();
-  // Serves until *stop becomes non-zero; on *reload (cleared here) re-reads seeds and
-  // authorized keys from the config file. Ends with a final snapshot. Tells `notifier` (when
-  // set) READY at the start, RELOADING/READY around a reload, STOPPING at the end, and pings
-  // its watchdog from the loop.
+  // Serves until *stop becomes non-zero; on *reload (cleared here) re-reads seeds,
+  // authorized keys, Squid digest sources and log_level from the config file. Ends with a final
+  // snapshot. Tells `notifier` (when set) READY at the start, RELOADING/READY around a reload,
+  // STOPPING at the end, and pings its watchdog from the loop.
   Status Run(volatile std::sig_atomic_t* stop, volatile std::sig_atomic_t* reload);
   // One pass of the loop, waiting at most `max_wait_ms`. For tests.
   void RunOnce(int64_t max_wait_ms);
@@ -78,6 +83,8 @@ class Daemon {
   void MaybeSnapshot(int64_t now);
   void Notify(const std::string& state);
   void PingWatchdog(int64_t now);
+  Status StartMetrics();
+  void MaybePublishMetrics(int64_t now);
 
   // Control operations on the store (daemon_control.cc); ControlOps (control_ops.h) holds
   // the table of operations and calls these.
@@ -99,6 +106,10 @@ class Daemon {
   std::unique_ptr<DigestImporter> digests_;
   std::unique_ptr<StatsReport> stats_;
   std::unique_ptr<ControlOps> ops_;
+  LoopMetrics loop_metrics_;
+  std::unique_ptr<MetricsReport> metrics_;
+  std::unique_ptr<MetricsServer> metrics_server_;  // null without metrics_listen
+  int64_t next_metrics_ms_ = 0;
   std::string advertise_;
   std::string snapshot_path_;
   int64_t start_ms_ = 0;

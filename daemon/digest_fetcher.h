@@ -8,7 +8,7 @@
 // failure (connect, timeout, HTTP status other than 200, body over max_body_bytes, digest refused)
 // retries after initial_backoff_ms, doubling per consecutive failure up to max_backoff_ms.
 //
-// Threads: one worker thread runs the blocking HTTP/1.0 requests (HttpGet, http_client.h),
+// Threads: one worker thread runs the blocking HTTP requests (HttpGet, http_client.h),
 // one at a time, so the event loop never blocks on a Squid node and keeps serving who-has.
 // The loop hands due sources to it and collects results in Poll(); each source has at most
 // one fetch queued or running, so the hand-over queues hold at most sources.size() entries

@@ -1,14 +1,15 @@
-// HttpGet: a minimal HTTP/1.0 GET on POSIX sockets, for fetching Squid Cache Digests.
+// HttpGet: one bounded HTTP GET through cpp-httplib, for fetching Squid Cache Digests.
 //
-// Squid answers HTTP/1.0 requests without chunked encoding, with the body ending at
-// Content-Length or at the close, so this client speaks only that: one request per
-// connection ("Connection: close"), no redirects, no TLS, and a chunked response is refused.
-// Every wait and every byte is bounded: connect by connect_timeout_ms, each read by
-// read_timeout_ms, the whole response by total_timeout_ms, the head by 64 KiB and the body by
-// max_body_bytes. A set `stop` ends a transfer between reads.
+// One request per connection (no keep-alive), no redirects, no TLS, no content decoding (the
+// digest is taken as served). Content-Length, close-delimited and chunked bodies are read.
+// Every wait and every byte of the body is bounded: connect by connect_timeout_ms, each read
+// by read_timeout_ms, the whole response by total_timeout_ms, the body by max_body_bytes.
+// cpp-httplib bounds each header line (8 KiB) but not the count of lines; total_timeout_ms
+// ends a head that never stops. A set `stop` ends a transfer within kStopPollMs.
 //
-// Thread-safety: functions only; each call owns its socket. Blocking: HttpGet blocks the
-// calling thread for at most connect_timeout_ms + total_timeout_ms.
+// Thread-safety: functions only; each call owns its connection and a watchdog thread that
+// ends the transfer at the total deadline or on `stop`. Blocking: HttpGet blocks the calling
+// thread for at most connect_timeout_ms + total_timeout_ms.
 #ifndef PEERBLOOM_DAEMON_HTTP_CLIENT_H_
 #define PEERBLOOM_DAEMON_HTTP_CLIENT_H_
 
@@ -44,16 +45,13 @@ struct HttpResponse {
   std::string body;     // empty unless status is 200
 };
 
+inline constexpr int64_t kStopPollMs = 50;
+
 // Ok with res->status set once a head arrived (the body is read only for status 200);
-// IOError for resolve, connect, send, receive failures, timeouts and `stop`;
-// ResourceExhausted for a head or body over its limit; Corruption for a malformed head or a
-// body shorter or longer than its Content-Length; NotSupported for a chunked body.
+// IOError for connect, send and receive failures (a malformed or cut-short response reads
+// as one), timeouts and `stop`; ResourceExhausted for a body over max_body_bytes.
 Status HttpGet(const HttpRequest& request, const HttpGetLimits& limits,
                const std::atomic<bool>& stop, HttpResponse* res);
-
-// Parses a response head (status line and headers, without the blank line) into res->status,
-// res->date and res->expires. *content_length is -1 when absent.
-Status ParseHttpHead(std::string_view head, HttpResponse* res, int64_t* content_length);
 
 // "Sun, 06 Nov 1994 08:49:37 GMT" (RFC 9110 IMF-fixdate) as Unix milliseconds; nullopt for
 // anything else (the obsolete RFC 850 and asctime forms read as absent).

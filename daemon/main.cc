@@ -16,6 +16,7 @@
 #include "daemon/clock.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/log_format.h"
 #include "daemon/sd_notify.h"
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/escape.h"
@@ -73,10 +74,11 @@ void SetUpLogging(const Config& config, bool foreground) {
     logger = spdlog::basic_logger_mt("peerbloomd", config.log_file);
     g_logging_to_file = true;
   }
-  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e %^%l%$ %v");
-  logger->set_level(spdlog::level::from_str(config.log_level));
+  logger->set_formatter(peerbloom::daemon::MakeLogFormatter());
   logger->flush_on(spdlog::level::info);
   spdlog::set_default_logger(logger);
+  std::string previous;
+  (void)peerbloom::daemon::SetLogLevel(config.log_level, &previous);  // checked by LoadConfig
 }
 
 // Detaches from the terminal. The parent waits for the child to report Start()'s outcome on

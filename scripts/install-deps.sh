@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages peerbloom builds and tests with, only those missing.
 # Usage: scripts/install-deps.sh [--with-squid] [--with-results]
+# --with-squid (what `make test` uses) adds the programs the integration tests run: Squid and
+# its origin server, the Prometheus server that scrapes a test cluster, and the packaging tools.
 set -euo pipefail
 
 packages=(
@@ -8,10 +10,12 @@ packages=(
   libzmq3-dev cppzmq-dev libzstd-dev libssl-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libxxhash-dev
+  libcpp-httplib-dev
   iproute2 procps
 )
 if [[ " $* " == *" --with-squid "* ]]; then
   packages+=(squid python3)
+  packages+=(prometheus)
   # The package test: cpack's dependency scan, the man page lint, unit verification.
   packages+=(dpkg-dev)
   packages+=(groff-base)

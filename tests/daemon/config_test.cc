@@ -114,6 +114,16 @@ TEST(Config, ErrorsNameFileAndLine) {
             "t.toml:4: 'capacity' must be between '1' and '4294967296', got '0'");
 }
 
+TEST(Config, MetricsListenIsOffByDefaultAndChecked) {
+  Config c;
+  ASSERT_TRUE(Parse(kMinimal, &c).ok());
+  EXPECT_EQ(c.metrics_listen, "");
+  ASSERT_TRUE(Parse(std::string(kMinimal) + "metrics_listen = \"[::1]:9466\"\n", &c).ok());
+  EXPECT_EQ(c.metrics_listen, "[::1]:9466");
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "metrics_listen = \"9466\"\n"),
+            "t.toml:4: 'metrics_listen': '9466' is not HOST:PORT or [IPV6]:PORT");
+}
+
 TEST(Config, StoreLogFeedNeedsSquidKeys) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "key_scheme = \"raw\"\n[[feeds]]\npath = \"/x\"\n"
                                             "format = \"squid-store-log\"\n"),

@@ -126,7 +126,7 @@ TEST_F(FetcherTest, FetchesValidatesAndSchedulesAtExpires) {
   EXPECT_EQ(r[0].import.digest_bytes, stub_.digest());
   EXPECT_EQ(r[0].import.valid_for_ms, 60000);
   EXPECT_EQ(r[0].import.fetched_unix_ms, static_cast<uint64_t>(kUnixNow));
-  EXPECT_EQ(stub_.last_request().rfind("GET /squid-internal-periodic/store_digest HTTP/1.0\r\n", 0),
+  EXPECT_EQ(stub_.last_request().rfind("GET /squid-internal-periodic/store_digest HTTP/1.1\r\n", 0),
             0u);
   CacheDigest d;
   ASSERT_TRUE(CacheDigest::Parse(stub_.digest(), &d).ok());

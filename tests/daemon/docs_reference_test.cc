@@ -1,11 +1,13 @@
 // The docs are checked against the tables the code runs on: the config keys
 // (docs/config.md), the stats answer (docs/operations.md, "Stats and what to watch"), the
+// exported metrics (docs/operations.md, "Metrics"), the
 // control operations and the peers answer (docs/control-protocol.md). A failure names what
 // one side has and the other lacks.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -14,6 +16,7 @@
 
 #include "daemon/config.h"
 #include "daemon/control_ops.h"
+#include "daemon/metrics_report.h"
 #include "daemon/stats_report.h"
 #include "peerbloom/client/control_protocol.h"
 
@@ -125,6 +128,30 @@ TEST(DocsReference, OperationsMdListsEveryStat) {
     }
   }
   EXPECT_EQ(documented, answered);
+}
+
+// Each row `| `name` | type | `label` (values); ... | meaning |` against the metric table.
+TEST(DocsReference, OperationsMdListsEveryMetric) {
+  const std::string section = Section(ReadDoc("operations.md"), "## Metrics");
+  std::map<std::string, std::pair<std::string, std::set<std::string>>> documented;
+  for (const std::string& line : Lines(section)) {
+    const std::vector<std::string> cells = Cells(line);
+    if (cells.size() < 4 || cells[0].rfind("`peerbloom_", 0) != 0) continue;
+    const bool fresh =
+        documented.emplace(Unquote(cells[0]), std::make_pair(cells[1], Names(cells[2]))).second;
+    EXPECT_TRUE(fresh) << "twice: " << cells[0];
+  }
+  std::map<std::string, std::pair<std::string, std::set<std::string>>> exported;
+  for (const MetricDoc& m : MetricsReference()) {
+    std::set<std::string> labels;
+    std::istringstream in(m.labels);
+    for (std::string label; std::getline(in, label, ',');) {
+      label = label.substr(label.find_first_not_of(' '));
+      labels.insert(label.substr(0, label.find('=')));
+    }
+    exported[m.name] = {m.type, labels};
+  }
+  EXPECT_EQ(documented, exported);
 }
 
 TEST(DocsReference, ControlProtocolMdListsEveryOperation) {

@@ -439,7 +439,11 @@ TEST_F(NonUtf8, EveryControlOperationThatTakesInputAnswersValidJson) {
   EXPECT_FALSE(node_->Call({{"op", "caf\xc3\xa9"}}, "", &reply, &body, &error));
   EXPECT_EQ(error,
             "unknown op 'caf\xc3\xa9' (who-has, add, remove, stats, peers, summary, ping, "
-            "snapshot, rebuild)");
+            "snapshot, rebuild, report, log-level)");
+  EXPECT_FALSE(node_->Call({{"op", "log-level"}, {"level", "\x1b[2J"}}, "", &reply, &body, &error));
+  EXPECT_EQ(
+      error,
+      R"('level' must be one of trace, debug, info, warn, error, critical, off, got '\x1b[2J')");
   EXPECT_FALSE(node_->Call({{"op", "add"}, {"input", "\x1b[2J"}}, "x", &reply, &body, &error));
   EXPECT_EQ(error, R"('input' must be 'url' or 'key', got '\x1b[2J')");
   EXPECT_FALSE(
@@ -463,7 +467,8 @@ TEST_F(NonUtf8, RawControlFramesWithBytesThatAreNotUtf8) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {header(R"({"op":")", R"("})"),
          x.utf8 ? "unknown op '" + x.escaped +
-                      "' (who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild)"
+                      "' (who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, "
+                      "log-level)"
                 : not_utf8},
         {header(R"({"op":"who-has","input":")", R"("})"),
          "'input' must be 'url' or 'key', got '" + x.escaped + "'"},
@@ -546,18 +551,18 @@ TEST_F(NonUtf8, FeedLinesAreAppliedOrCountedAndLoggedEscaped) {
   for (const Input& x : Inputs()) urls.push_back("http://f.example/" + x.bytes);
   for (const auto& ids : node_->WhoHas(urls)) EXPECT_EQ(ids, std::vector<std::string>{"solo"});
   // The log quotes the bad lines escaped (at most 5 lines per 10 s per feed), and as a whole
-  // stays valid UTF-8.
+  // stays valid UTF-8. The message's own backslashes are doubled in the log's msg="..." field.
   const std::string log = ReadAll(dir_ + "/solo/stderr.log");
   EXPECT_TRUE(IsValidUtf8(log));
   const std::string line_path = dir_ + "/line.feed";
-  EXPECT_NE(log.find("feed '" + line_path + R"(': line 2: key '\xff' is not 32 hex digits)"),
+  EXPECT_NE(log.find("feed '" + line_path + R"(': line 2: key '\\xff' is not 32 hex digits)"),
             std::string::npos)
       << node_->log_tail();
   EXPECT_NE(log.find("feed '" + line_path +
-                     R"(': line 6: unknown command '\xc3' (expected '+', '-', '+url', )"),
+                     R"(': line 6: unknown command '\\xc3' (expected '+', '-', '+url', )"),
             std::string::npos)
       << node_->log_tail();
-  EXPECT_NE(log.find("feed '" + dir_ + R"(/store.log': line 4: store key '\xc3' is not 32 )"),
+  EXPECT_NE(log.find("feed '" + dir_ + R"(/store.log': line 4: store key '\\xc3' is not 32 )"),
             std::string::npos)
       << node_->log_tail();
 }

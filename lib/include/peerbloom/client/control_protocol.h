@@ -27,13 +27,14 @@ inline constexpr std::string_view kOpPing = "ping";
 inline constexpr std::string_view kOpSnapshot = "snapshot";
 inline constexpr std::string_view kOpRebuild = "rebuild";
 inline constexpr std::string_view kOpReport = "report";
+inline constexpr std::string_view kOpLogLevel = "log-level";
 
 // Every operation, in the order an unknown-op error lists them.
-inline constexpr std::array<std::string_view, 10> kControlOps = {
-    kOpWhoHas,  kOpAdd,  kOpRemove,   kOpStats,   kOpPeers,
-    kOpSummary, kOpPing, kOpSnapshot, kOpRebuild, kOpReport};
+inline constexpr std::array<std::string_view, 11> kControlOps = {
+    kOpWhoHas, kOpAdd,      kOpRemove,  kOpStats,  kOpPeers,   kOpSummary,
+    kOpPing,   kOpSnapshot, kOpRebuild, kOpReport, kOpLogLevel};
 
-// "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, report".
+// "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, report, log-level".
 std::string ControlOpList();
 
 }  // namespace peerbloom::client
