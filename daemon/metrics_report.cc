@@ -248,6 +248,14 @@ const Metric kMetrics[] = {
     {"peerbloom_peer_bytes_total", "counter", "peer, direction=in|out",
      "bytes of those frames",
      [](const Context& c, Writer& w) { Traffic2(w, c.loop.in_by_peer(), OutByPeer(c), "peer", true); }},
+    {"peerbloom_peer_routed_total", "counter", "peer, outcome=hit|false_hit",
+     "requests a cache routed to the member because its summary claimed the URL, by outcome",
+     [](const Context& c, Writer& w) {
+       for (const auto& [node, counts] : c.s.parts.routes.nodes()) {
+         w.Sample({{"peer", node}, {"outcome", "hit"}}, counts.hits);
+         w.Sample({{"peer", node}, {"outcome", "false_hit"}}, counts.false_hits);
+       }
+     }},
     // Gossip.
     {"peerbloom_gossip_members", "gauge", "state=alive|dead", "members known",
      [](const Context& c, Writer& w) {
