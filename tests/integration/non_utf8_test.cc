@@ -468,7 +468,7 @@ TEST_F(NonUtf8, RawControlFramesWithBytesThatAreNotUtf8) {
         {header(R"({"op":")", R"("})"),
          x.utf8 ? "unknown op '" + x.escaped +
                       "' (who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, "
-                      "log-level)"
+                      "report, log-level)"
                 : not_utf8},
         {header(R"({"op":"who-has","input":")", R"("})"),
          "'input' must be 'url' or 'key', got '" + x.escaped + "'"},
