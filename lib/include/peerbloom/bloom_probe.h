@@ -14,8 +14,8 @@
 // two halves, c * 2^j -> c * 2^(j-1)) equals building it at half the size, and a counting
 // filter projects exactly onto a Bloom filter of any size d * 2^i with d | c and i <= j.
 // With c = 1 the reduction is the mask g & (2^j - 1): power-of-two filters are unchanged.
-// Odd multipliers up to 31 give every size s * 2^i with 16 <= s <= 31 (an even s is an odd
-// one times a power of two), so a size can be within 1/16 of any target and m/n sits near
+// Odd multipliers up to 63 give every size s * 2^i with 32 <= s <= 63 (an even s is an odd
+// one times a power of two), so a size can be within 1/32 of any target and m/n sits near
 // its optimum for every n instead of moving in steps of 2.
 //
 // g mod m is computed as ((g >> j) mod c) << j | (g & (2^j - 1)) (m = c 2^j), and the small
@@ -23,7 +23,7 @@
 // Direct Computation" (2019), Theorem 1: with M = ceil(2^64 / c), the fractional part of
 // q M / 2^64, kept in 64 bits as lo = q M mod 2^64, times c, floored, is q mod c, exactly,
 // whenever q < 2^N and N + log2(c) <= 64. Here q = g >> j < 2^58 (j >= kMinLog2Bits = 6)
-// and c <= 31 < 2^5, so 58 + 5 <= 64 holds. For c = 1, M wraps to 0 and the remainder is 0.
+// and c <= 63 < 2^6, so 58 + 6 <= 64 holds. For c = 1, M wraps to 0 and the remainder is 0.
 // tests/unit/filter/size_reduction_test.cc checks it against the % operator.
 #ifndef PEERBLOOM_BLOOM_PROBE_H_
 #define PEERBLOOM_BLOOM_PROBE_H_
@@ -39,7 +39,7 @@ inline constexpr unsigned kMinLog2Bits = 6;   // one 64-bit word
 inline constexpr unsigned kMaxLog2Bits = 34;  // 2 GiB of bits; configs cap lower
 inline constexpr unsigned kMaxHashes = 32;
 // The largest odd factor c of a filter size c * 2^j.
-inline constexpr unsigned kMaxSizeMultiplier = 31;
+inline constexpr unsigned kMaxSizeMultiplier = 63;
 
 // Whether c may be the odd factor of a filter's size.
 constexpr bool IsValidSizeMultiplier(unsigned c) noexcept {

@@ -77,7 +77,7 @@ struct Geometry {
 // Which counter counts ChooseGeometry may pick.
 enum class SizeSteps : uint8_t {
   kPowerOfTwo = 0,  // 2^j: the sizes of summary format 1 and snapshot format 2
-  kExact = 1,       // c * 2^j, c odd <= kMaxSizeMultiplier: within 1/16 of the need
+  kExact = 1,       // c * 2^j, c odd <= kMaxSizeMultiplier: within 1/32 of the need
 };
 
 // The counting filter geometry for `capacity` keys at local false-positive rate `fpr`:

@@ -15,7 +15,7 @@ namespace {
 
 using testing::HashesOfIds;
 
-constexpr unsigned kMultipliers[] = {1, 3, 5, 9, 15, 21, 31};
+constexpr unsigned kMultipliers[] = {1, 3, 5, 9, 15, 21, 31, 45, 63};
 __extension__ using Wide = unsigned __int128;
 
 BloomFilter Direct(unsigned log2, unsigned k, unsigned c, const std::vector<KeyHash>& keys) {
@@ -141,11 +141,11 @@ TEST(ExactSize, RefusesSizesThatDoNotDivide) {
   EXPECT_EQ(st.message(), "cannot project 15 x 2^10 counters onto 5 x 2^11 bits");
   EXPECT_TRUE(f.Project(10, 5, &out).ok());
   st = BloomFilter::Create(10, 2, 4, &out);
-  EXPECT_EQ(st.message(), "size multiplier '4' is not odd in [1, 31]");
-  EXPECT_TRUE(BloomFilter::Create(10, 2, 33, &out).IsInvalidArgument());
+  EXPECT_EQ(st.message(), "size multiplier '4' is not odd in [1, 63]");
+  EXPECT_TRUE(BloomFilter::Create(10, 2, 65, &out).IsInvalidArgument());
   CountingBloomFilter cbf(kMinLog2Bits, 1);
   EXPECT_EQ(CountingBloomFilter::Create(10, 2, 0, &cbf).message(),
-            "size multiplier '0' is not odd in [1, 31]");
+            "size multiplier '0' is not odd in [1, 63]");
   BloomFilter g(9, 1, 3);
   EXPECT_EQ(g.FoldTo(10).message(), "cannot fold a filter of 3 x 2^9 bits to 3 x 2^10");
 }
@@ -183,14 +183,14 @@ TEST(ExactSize, FalsePositiveRateMatchesTheory) {
   }
 }
 
-TEST(ExactSize, SmallestSizeIsWithinASixteenthOfTheNeed) {
+TEST(ExactSize, SmallestSizeIsWithinAThirtySecondOfTheNeed) {
   for (double n = 1000; n < 1e7; n *= 1.09) {
     for (unsigned k : {1u, 2u, 7u}) {
       const auto size = SmallestSize(n, k, 0.01, kMinLog2Bits, kMaxLog2Bits, AllSizeMultipliers());
       ASSERT_TRUE(size.has_value());
       EXPECT_LE(FalsePositiveRate(static_cast<double>(size->bits()), n, k), 0.01);
-      // One step smaller (15/16 or 31/32 of it, or less) would miss the target.
-      const double smaller = static_cast<double>(size->bits()) * 15.0 / 16.0;
+      // One step smaller (31/32 of it, or less) would miss the target.
+      const double smaller = static_cast<double>(size->bits()) * 31.0 / 32.0;
       EXPECT_GT(FalsePositiveRate(smaller, n, k), 0.01 * 0.999) << n << " " << k;
     }
   }

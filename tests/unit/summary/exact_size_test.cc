@@ -109,10 +109,10 @@ TEST(ExactSizeSummary, RefusesBadMultipliersAndSizesAboveTheLimit) {
   Status st = DecodeSummary(m, DecodeLimits{}, &out);
   EXPECT_TRUE(st.IsCorruption());
   EXPECT_EQ(st.message(), "raw body of '384' bytes, a filter of 7 x 2^10 bits needs '896'");
-  m[15] = 33;
+  m[15] = 65;
   testing_util::Reseal(&m);
   st = DecodeSummary(m, DecodeLimits{}, &out);
-  EXPECT_EQ(st.message(), "summary size multiplier '33' is not odd in [1, 31]");
+  EXPECT_EQ(st.message(), "summary size multiplier '65' is not odd in [1, 63]");
   DecodeLimits limits;
   limits.max_log2_bits = 11;  // 3 x 2^10 bits > 2^11
   st = DecodeSummary(Encode(MakeSummary(FilterWithFill(10, 1, 0.05, 2, 3)), BodyEncoding::kRaw),
