@@ -60,23 +60,19 @@ class CountingBloomFilter {
   // overlap). bench/filter_bench has the figures.
   void Add(const KeyHash& h) noexcept {
     uint8_t* const cells = cells_.data();
-    const uint64_t m = counters();
-    const unsigned k = k_;
-    const uint64_t step = reduce_(h.h2 | 1);
-    uint64_t pos = reduce_(h.h1);
     uint64_t events = 0;
     uint64_t newly_saturated = 0;
-    for (unsigned i = 0; i < k; ++i, pos = NextProbe(pos, step, m)) {
+    ForEachProbe(h, k_, reduce_, [&](uint64_t pos) {
       const unsigned shift = static_cast<unsigned>(pos & 1) << 2;
       const uint8_t cell = cells[pos >> 1];
       const unsigned c = (cell >> shift) & 0xfu;
       if (__builtin_expect(c == kMaxCount, 0)) {  // sticky: never wraps
         ++events;
-        continue;
+        return;
       }
       cells[pos >> 1] = static_cast<uint8_t>(cell + (1u << shift));
       newly_saturated += c == kMaxCount - 1;
-    }
+    });
     saturation_events_ += events;
     saturated_counters_ += newly_saturated;
     ++items_;
@@ -91,30 +87,21 @@ class CountingBloomFilter {
       return false;
     }
     uint8_t* const cells = cells_.data();
-    const uint64_t m = counters();
-    const unsigned k = k_;
-    const uint64_t step = reduce_(h.h2 | 1);
-    uint64_t pos = reduce_(h.h1);
-    for (unsigned i = 0; i < k; ++i, pos = NextProbe(pos, step, m)) {
+    ForEachProbe(h, k_, reduce_, [cells](uint64_t pos) {
       const unsigned shift = static_cast<unsigned>(pos & 1) << 2;
       const uint8_t cell = cells[pos >> 1];
       if (__builtin_expect(((cell >> shift) & 0xfu) != kMaxCount, 1)) {  // 15 stays 15
         cells[pos >> 1] = static_cast<uint8_t>(cell - (1u << shift));
       }
-    }
+    });
     items_ -= items_ > 0;
     return true;
   }
   bool MayContain(const KeyHash& h) const noexcept {
     const uint8_t* const cells = cells_.data();
-    const uint64_t m = counters();
-    const unsigned k = k_;
-    const uint64_t step = reduce_(h.h2 | 1);
-    uint64_t pos = reduce_(h.h1);
-    for (unsigned i = 0; i < k; ++i, pos = NextProbe(pos, step, m)) {
-      if ((cells[pos >> 1] & (0xfu << ((pos & 1) << 2))) == 0) return false;
-    }
-    return true;
+    return ForEachProbe(h, k_, reduce_, [cells](uint64_t pos) {
+      return (cells[pos >> 1] & (0xfu << ((pos & 1) << 2))) != 0;
+    });
   }
   // Asks the CPU to start loading the key's counters. A caller with several keys in hand
   // prefetches them all, then operates on them, so the memory latencies overlap.
@@ -194,12 +181,6 @@ class CountingBloomFilter {
     }
   }
   static constexpr size_t kLoadsInFlight = 24;
-
-  // The next position of a probe sequence: pos + step mod m, both already below m.
-  static uint64_t NextProbe(uint64_t pos, uint64_t step, uint64_t m) noexcept {
-    pos += step;
-    return pos >= m ? pos - m : pos;
-  }
 
   unsigned log2_counters_;
   unsigned multiplier_;
