@@ -2,6 +2,7 @@
 //
 //   summary_bench            all tables (about a minute on 2 cores)
 //   summary_bench --quick    capacity 1e5 instead of 1e6, for a smoke run
+//   summary_bench --sweep    only the wire sweeps (exact against power-of-two sizes)
 //
 // Prints figures; never judges time. Exits 1 on any false negative (a held key that a
 // decoded summary, or a receiver's copy after a delta, does not report).
@@ -17,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "lib/summary/golomb.h"
 #include "peerbloom/counting_bloom_filter.h"
 #include "peerbloom/hash.h"
 #include "peerbloom/params.h"
@@ -221,63 +221,78 @@ void RunProfile(Profile profile, uint64_t capacity, const std::vector<KeyHash>& 
   PrintSpeed(builder.current(), 3);
 }
 
-// Bytes of the Golomb codes of the filter's set positions under `divisor`.
-size_t CodesBytes(const BloomFilter& filter, uint64_t divisor) {
-  std::string codes;
-  summary_internal::GolombWriter writer(divisor, &codes);
-  uint64_t next = 0;
-  const std::vector<uint64_t>& words = filter.words();
-  for (size_t w = 0; w < words.size(); ++w) {
-    for (uint64_t bits = words[w]; bits != 0; bits &= bits - 1) {
-      const uint64_t pos = uint64_t{w} * 64 + static_cast<unsigned>(std::countr_zero(bits));
-      writer.Add(pos - next);
-      next = pos + 1;
-    }
-  }
-  writer.Finish();
-  return codes.size();
+// One point of a sweep: a node whose counting filter is sized for n keys (ChooseGeometry
+// with the given steps), holding n keys, publishes its summary; the chosen encoding is
+// decoded as a receiver would and measured.
+struct SweepPoint {
+  FilterSize size;
+  double bits_per_key = 0;
+  double fpr = 0;
+};
+
+SweepPoint SweepOne(Profile profile, SizeSteps steps, const std::vector<KeyHash>& keys,
+                    const std::vector<KeyHash>& absent) {
+  Geometry g;
+  Status st = ChooseGeometry(profile, keys.size(), kTargetFpr, &g, steps);
+  if (!st.ok()) Die("geometry", st);
+  CountingBloomFilter cbf(g.log2_counters, g.k, g.multiplier);
+  cbf.AddBatch(keys.data(), keys.size());
+  SummaryBuilderOptions options;
+  options.origin = "sweep";
+  SummaryBuilder builder(&cbf, options);
+  Publication p;
+  if (!(st = builder.Publish(&p)).ok()) Die("publish", st);
+  const std::string chosen = EncodeOrDie(builder.current(), std::nullopt);
+  Summary back;
+  if (!(st = DecodeSummary(chosen, DecodeLimits{}, &back)).ok()) Die("decode", st);
+  CheckNoFalseNegatives(back.filter, keys, "sweep summary");
+  SweepPoint out;
+  out.size = {back.filter.log2_bits(), back.filter.multiplier()};
+  out.bits_per_key = BitsPerKey(chosen.size(), keys.size());
+  out.fpr = MeasuredFpr(back.filter, absent);
+  return out;
 }
 
-// Wire-lean (k = 1) summaries for n between 200k and 1M: the power-of-two sawtooth. Built
-// directly at the summary size (equal to projecting a larger counting filter).
-void RunSweep(const std::vector<KeyHash>& absent, uint64_t top) {
-  std::printf("\n== wire-lean sweep (k=1, target 1%%): n, summary size, bits/key, FPR\n");
-  std::printf("  %9s %6s %9s %9s %9s %9s %9s\n", "n", "log2 m", "m/n", "chosen", "rice", "FPR %",
-              "theory %");
+std::string SizeLabel(FilterSize size) {
+  return size.multiplier == 1 ? "2^" + std::to_string(size.log2)
+                              : std::to_string(size.multiplier) + "x2^" + std::to_string(size.log2);
+}
+
+// Wire bits per key at a 1 % target for n over two octaves (top / 4 .. top, steps of
+// 2^(1/8)): exact sizes (c x 2^j, c odd <= 63) against power-of-two sizes, each a node whose
+// counting filter is sized for n and whose summary is its projection, encoded with the
+// smallest body and decoded. Next to the optimal Bloom filter (9.59) and the bound (6.64).
+void RunSweep(Profile profile, const std::vector<KeyHash>& absent, uint64_t top) {
+  std::printf("\n== %s sweep (target 1%%): wire bits per key over two octaves of n\n",
+              std::string(ProfileName(profile)).c_str());
+  std::printf("  %9s | %-10s %8s %8s | %-10s %8s %8s\n", "n", "exact m", "bits/key", "FPR %",
+              "pow2 m", "bits/key", "FPR %");
   const IndexHasher hasher;
-  std::vector<double> bits_per_key, fprs;
-  for (double x = static_cast<double>(top) / 5; x <= static_cast<double>(top) * 1.0001;
-       x *= std::pow(2.0, 1.0 / 8)) {
-    const auto n = static_cast<uint64_t>(x);
-    const unsigned log2_bits = SmallestLog2Bits(x, 1, kTargetFpr, 10, kMaxLog2Bits);
-    Summary s;
-    s.origin = "sweep";
-    s.filter = BloomFilter(log2_bits, 1);
-    const std::vector<KeyHash> keys = Keys(hasher, "sweep-", 0, n);
-    for (const KeyHash& h : keys) s.filter.Add(h);
-    const std::string chosen = EncodeOrDie(s, std::nullopt);
-    Summary back;
-    const Status st = DecodeSummary(chosen, DecodeLimits{}, &back);
-    if (!st.ok()) Die("decode", st);
-    CheckNoFalseNegatives(back.filter, keys, "sweep summary");
-    const double fpr = MeasuredFpr(back.filter, absent);
-    // Rice: the best power-of-two divisor, against the Golomb divisor the codec picks.
-    const uint64_t divisor = summary_internal::GolombDivisor(s.filter.bits(), s.filter.PopCount());
-    const size_t golomb_codes = CodesBytes(s.filter, divisor);
-    const size_t rice_codes = std::min(CodesBytes(s.filter, std::bit_floor(divisor)),
-                                       CodesBytes(s.filter, std::bit_ceil(divisor)));
-    const size_t rice_bytes = chosen.size() - golomb_codes + rice_codes;
-    const double bpk = BitsPerKey(chosen.size(), n);
-    bits_per_key.push_back(bpk);
-    fprs.push_back(fpr);
-    std::printf("  %9llu %6u %9.1f %9.3f %9.3f %9.4f %9.4f\n", static_cast<unsigned long long>(n),
-                log2_bits, static_cast<double>(s.filter.bits()) / x, bpk, BitsPerKey(rice_bytes, n),
-                100 * fpr, 100 * FalsePositiveRate(static_cast<double>(s.filter.bits()), x, 1));
+  const std::vector<KeyHash> all = Keys(hasher, "sweep-", 0, top);
+  std::vector<double> exact_bpk, pow2_bpk;
+  double exact_fpr = 0, pow2_fpr = 0;
+  for (int step = 0; step <= 16; ++step) {
+    const auto n = static_cast<uint64_t>(static_cast<double>(top) / 4 * std::pow(2.0, step / 8.0));
+    const std::vector<KeyHash> keys(all.begin(), all.begin() + static_cast<ptrdiff_t>(n));
+    const SweepPoint e = SweepOne(profile, SizeSteps::kExact, keys, absent);
+    const SweepPoint q = SweepOne(profile, SizeSteps::kPowerOfTwo, keys, absent);
+    exact_bpk.push_back(e.bits_per_key);
+    pow2_bpk.push_back(q.bits_per_key);
+    exact_fpr = std::max(exact_fpr, e.fpr);
+    pow2_fpr = std::max(pow2_fpr, q.fpr);
+    std::printf("  %9llu | %-10s %8.3f %8.4f | %-10s %8.3f %8.4f\n",
+                static_cast<unsigned long long>(n), SizeLabel(e.size).c_str(), e.bits_per_key,
+                100 * e.fpr, SizeLabel(q.size).c_str(), q.bits_per_key, 100 * q.fpr);
   }
-  std::sort(bits_per_key.begin(), bits_per_key.end());
-  std::printf("  bits/key over the sweep: min %.3f  median %.3f  max %.3f;  FPR max %.4f%%\n",
-              bits_per_key.front(), bits_per_key[bits_per_key.size() / 2], bits_per_key.back(),
-              100 * *std::max_element(fprs.begin(), fprs.end()));
+  auto summary = [](const char* what, std::vector<double> v, double fpr) {
+    std::sort(v.begin(), v.end());
+    std::printf("  %-6s bits/key min %.3f  median %.3f  max %.3f;  measured FPR max %.4f%%\n", what,
+                v.front(), v[v.size() / 2], v.back(), 100 * fpr);
+  };
+  summary("exact", exact_bpk, exact_fpr);
+  summary("pow2", pow2_bpk, pow2_fpr);
+  std::printf("  for reference: optimal Bloom filter %.2f bits/key, bound log2(1/p) %.2f\n",
+              -std::log(kTargetFpr) / (std::log(2.0) * std::log(2.0)), std::log2(1 / kTargetFpr));
 }
 
 }  // namespace
@@ -291,10 +306,12 @@ int main(int argc, char** argv) {
   const std::vector<KeyHash> absent = Keys(hasher, "absent-", 0, capacity);
   std::printf("summary_bench: target FPR 1%%, nominal capacity %llu, n = capacity\n",
               static_cast<unsigned long long>(capacity));
+  const bool sweep_only = argc > 1 && std::strcmp(argv[argc - 1], "--sweep") == 0;
   for (Profile p : {Profile::kMemoryLean, Profile::kBalanced, Profile::kWireLean}) {
-    RunProfile(p, capacity, absent);
+    if (!sweep_only) RunProfile(p, capacity, absent);
   }
-  RunSweep(absent, capacity);
+  RunSweep(Profile::kWireLean, absent, capacity);
+  RunSweep(Profile::kBalanced, absent, capacity);
   if (g_false_negatives > 0) {
     std::fprintf(stderr, "summary_bench: FAILED: %llu false negatives\n",
                  static_cast<unsigned long long>(g_false_negatives));

@@ -280,7 +280,7 @@ Status Parser::Finish(const toml::table& root) {
               "'link_heartbeat_timeout' must be at least 'link_heartbeat_interval'");
   }
   Geometry geometry;
-  Status s = ChooseGeometry(c_->profile, c_->capacity, c_->target_fpr, &geometry);
+  Status s = ChooseGeometry(c_->profile, c_->capacity, c_->target_fpr, &geometry, c_->filter_sizes);
   if (!s.ok()) {
     return At(root.contains("capacity") ? root.get("capacity")->source().begin.line : 1,
               "filter geometry: " + s.message());

@@ -76,6 +76,9 @@ struct Config {
   Profile profile = Profile::kBalanced;
   // Default: 0.01. Local false-positive target at capacity, also the summary target.
   double target_fpr = 0.01;
+  // Default: kPowerOfTwo. kExact sizes the counting filter at c x 2^j counters (c odd), so
+  // it and its summaries sit near the optimum size instead of up to 2x above it.
+  SizeSteps filter_sizes = SizeSteps::kPowerOfTwo;
 
   // Default: 1000.
   int64_t gossip_interval_ms = 1000;

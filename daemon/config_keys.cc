@@ -112,6 +112,16 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Fraction(n, key, 0, 0.5, &p.c().target_fpr);
      }},
+    {"filter_sizes", "string", "\"power-of-two\"", "counter counts the filter may take",
+     [](Parser& p, const N& n, std::string_view key) {
+       std::string name;
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
+       if (name != "power-of-two" && name != "exact") {
+         return p.Error(n, "'filter_sizes' must be 'power-of-two' or 'exact', got '" + name + "'");
+       }
+       p.c().filter_sizes = name == "exact" ? SizeSteps::kExact : SizeSteps::kPowerOfTwo;
+       return Status::Ok();
+     }},
     // Gossip.
     {"gossip_interval", "duration", "\"1s\"", "period of delta rounds",
      [](Parser& p, const N& n, std::string_view key) {

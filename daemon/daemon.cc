@@ -97,8 +97,9 @@ Status Daemon::RestoreSnapshot(uint64_t* epoch) {
   if (snap.node_id != config_.node_id) why = "node id '" + snap.node_id + "'";
   if (snap.key_scheme != config_.key_scheme) why = "another key scheme";
   if (snap.index_key_fingerprint != store_->IndexKeyFingerprint()) why = "another cluster_secret";
-  if (snap.k != f.k() || snap.log2_counters != f.log2_counters()) {
-    why = "another filter geometry (capacity, profile or target_fpr changed)";
+  if (snap.k != f.k() || snap.log2_counters != f.log2_counters() ||
+      snap.size_multiplier != f.multiplier()) {
+    why = "another filter geometry (capacity, profile, target_fpr or filter_sizes changed)";
   }
   if (!why.empty()) {
     return Status::InvalidArgument("snapshot '" + snapshot_path_ + "' was written with " + why +
@@ -161,6 +162,7 @@ Status Daemon::Start() {
   so.profile = config_.profile;
   so.capacity = config_.capacity;
   so.target_fpr = config_.target_fpr;
+  so.filter_sizes = config_.filter_sizes;
   so.key_scheme = config_.key_scheme;
   so.squid_url = config_.squid_url;
   so.cluster_secret = config_.cluster_secret;
@@ -396,6 +398,7 @@ Status Daemon::WriteSnapshotNow() {
   snap.version = store_->builder() ? store_->builder()->current().version : 0;
   snap.k = f.k();
   snap.log2_counters = f.log2_counters();
+  snap.size_multiplier = f.multiplier();
   snap.key_scheme = config_.key_scheme;
   snap.index_key_fingerprint = store_->IndexKeyFingerprint();
   snap.items = f.items();

@@ -6,11 +6,11 @@ namespace peerbloom::daemon {
 
 Status LocalStore::Create(const LocalStoreOptions& options, std::unique_ptr<LocalStore>* out) {
   Geometry geometry;
-  PEERBLOOM_RETURN_IF_ERROR(
-      ChooseGeometry(options.profile, options.capacity, options.target_fpr, &geometry));
+  PEERBLOOM_RETURN_IF_ERROR(ChooseGeometry(options.profile, options.capacity, options.target_fpr,
+                                           &geometry, options.filter_sizes));
   auto filter = std::make_unique<CountingBloomFilter>(kMinLog2Bits, 1);
-  PEERBLOOM_RETURN_IF_ERROR(
-      CountingBloomFilter::Create(geometry.log2_counters, geometry.k, filter.get()));
+  PEERBLOOM_RETURN_IF_ERROR(CountingBloomFilter::Create(geometry.log2_counters, geometry.k,
+                                                        geometry.multiplier, filter.get()));
   out->reset(new LocalStore(options, std::move(filter)));
   return Status::Ok();
 }

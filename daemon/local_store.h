@@ -24,6 +24,8 @@ struct LocalStoreOptions {
   Profile profile = Profile::kBalanced;
   uint64_t capacity = 1000000;
   double target_fpr = 0.01;
+  // Default: kPowerOfTwo. Which counter counts the geometry may take.
+  SizeSteps filter_sizes = SizeSteps::kPowerOfTwo;
   KeyScheme key_scheme = KeyScheme::kSquidMd5;
   SquidUrlOptions squid_url;  // how squid-md5 canonicalizes URLs
   std::string cluster_secret;

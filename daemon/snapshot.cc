@@ -21,8 +21,14 @@ constexpr char kMagic[8] = {'P', 'B', 'S', 'N', 'A', 'P', '0', '1'};
 // fixed prefix is magic, version, minimum reader, header length, and it never changes: a
 // later format that keeps the layout readable by this code (say, new header fields) keeps
 // kMinReaderVersion at 2, one that does not raises it and this build refuses it by name.
-constexpr uint32_t kFormatVersion = 2;
-constexpr uint32_t kMinReaderVersion = 2;
+//
+// Format 3 adds "size_multiplier" to the header: the counting filter has size_multiplier x
+// 2^log2_counters counters. A format 2 reader would ignore the key and misread the counters,
+// so it needs reader 3. Files of power-of-two filters are still written as format 2, byte
+// for byte, and older builds keep reading them.
+constexpr uint32_t kFormatVersion = 3;  // the newest this build writes and reads
+constexpr uint32_t kMinReaderVersion = 3;
+constexpr uint32_t kPowerOfTwoFormatVersion = 2;  // version and minimum reader when c = 1
 constexpr size_t kPrefixV1 = 16;
 constexpr size_t kPrefix = 20;
 constexpr uint32_t kMaxHeaderBytes = 1 << 20;
@@ -44,20 +50,22 @@ nlohmann::json HeaderJson(const SnapshotState& s) {
                      {"mtime_ns", f.mtime_ns},
                      {"state_bytes", f.state.size()}});
   }
-  return {{"node_id", s.node_id},
-          {"epoch", s.epoch},
-          {"version", s.version},
-          {"k", s.k},
-          {"log2_counters", s.log2_counters},
-          {"key_scheme", std::string(KeySchemeName(s.key_scheme))},
-          {"index_key_fingerprint", s.index_key_fingerprint},
-          {"items", s.items},
-          {"saturation_events", s.saturation_events},
-          {"refused_removes", s.refused_removes},
-          {"adds", s.adds},
-          {"removes", s.removes},
-          {"written_unix_ms", s.written_unix_ms},
-          {"feeds", feeds}};
+  nlohmann::json j = {{"node_id", s.node_id},
+                      {"epoch", s.epoch},
+                      {"version", s.version},
+                      {"k", s.k},
+                      {"log2_counters", s.log2_counters},
+                      {"key_scheme", std::string(KeySchemeName(s.key_scheme))},
+                      {"index_key_fingerprint", s.index_key_fingerprint},
+                      {"items", s.items},
+                      {"saturation_events", s.saturation_events},
+                      {"refused_removes", s.refused_removes},
+                      {"adds", s.adds},
+                      {"removes", s.removes},
+                      {"written_unix_ms", s.written_unix_ms},
+                      {"feeds", feeds}};
+  if (s.size_multiplier != 1) j["size_multiplier"] = s.size_multiplier;
+  return j;
 }
 
 Status WriteAll(int fd, const char* data, size_t size) {
@@ -89,6 +97,7 @@ Status ParseHeader(const nlohmann::json& j, uint64_t file_size, SnapshotState* s
     s->version = j.at("version").get<uint64_t>();
     s->k = j.at("k").get<unsigned>();
     s->log2_counters = j.at("log2_counters").get<unsigned>();
+    s->size_multiplier = j.value("size_multiplier", 1u);
     auto scheme = ParseKeyScheme(j.at("key_scheme").get<std::string>());
     if (!scheme) return Status::Corruption("unknown key scheme");
     s->key_scheme = *scheme;
@@ -173,8 +182,9 @@ Status WriteSnapshot(const std::string& path, const SnapshotState& state) {
   const std::string header = HeaderJson(state).dump();
   std::string head;
   head.append(kMagic, sizeof(kMagic));
-  PutFixed(&head, kFormatVersion, 4);
-  PutFixed(&head, kMinReaderVersion, 4);
+  const bool power_of_two = state.size_multiplier == 1;
+  PutFixed(&head, power_of_two ? kPowerOfTwoFormatVersion : kFormatVersion, 4);
+  PutFixed(&head, power_of_two ? kPowerOfTwoFormatVersion : kMinReaderVersion, 4);
   PutFixed(&head, header.size(), 4);
   head += header;
   PutFixed(&head, state.cells.size(), 8);

@@ -53,6 +53,7 @@ struct SnapshotState {
   uint64_t version = 0;  // the last published summary version
   unsigned k = 0;
   unsigned log2_counters = 0;
+  unsigned size_multiplier = 1;  // counters = size_multiplier * 2^log2_counters (format 3)
   KeyScheme key_scheme = KeyScheme::kSquidMd5;
   uint64_t index_key_fingerprint = 0;
   uint64_t items = 0;

@@ -6,10 +6,32 @@
 
 namespace peerbloom {
 
-BloomFilter::BloomFilter(unsigned log2_bits, unsigned k)
-    : log2_bits_(log2_bits), k_(k), words_((uint64_t{1} << log2_bits) / 64, 0) {}
+std::string SizeText(unsigned log2, unsigned multiplier) {
+  const std::string power = "2^" + std::to_string(log2);
+  return multiplier == 1 ? power : std::to_string(multiplier) + " x " + power;
+}
+
+Status CheckSizeMultiplier(unsigned multiplier) {
+  if (!IsValidSizeMultiplier(multiplier)) {
+    return Status::InvalidArgument("size multiplier '" + std::to_string(multiplier) +
+                                   "' is not odd in [1, " + std::to_string(kMaxSizeMultiplier) +
+                                   "]");
+  }
+  return Status::Ok();
+}
+
+BloomFilter::BloomFilter(unsigned log2_bits, unsigned k, unsigned multiplier)
+    : log2_bits_(log2_bits),
+      multiplier_(multiplier),
+      k_(k),
+      reduce_(log2_bits, multiplier),
+      words_((uint64_t{multiplier} << log2_bits) / 64, 0) {}
 
 Status BloomFilter::Create(unsigned log2_bits, unsigned k, BloomFilter* out) {
+  return Create(log2_bits, k, 1, out);
+}
+
+Status BloomFilter::Create(unsigned log2_bits, unsigned k, unsigned multiplier, BloomFilter* out) {
   if (log2_bits < kMinLog2Bits || log2_bits > kMaxLog2Bits) {
     return Status::InvalidArgument("log2 of filter bits '" + std::to_string(log2_bits) +
                                    "' is outside [" + std::to_string(kMinLog2Bits) + ", " +
@@ -19,12 +41,13 @@ Status BloomFilter::Create(unsigned log2_bits, unsigned k, BloomFilter* out) {
     return Status::InvalidArgument("hash count '" + std::to_string(k) + "' is outside [1, " +
                                    std::to_string(kMaxHashes) + "]");
   }
-  *out = BloomFilter(log2_bits, k);
+  PEERBLOOM_RETURN_IF_ERROR(CheckSizeMultiplier(multiplier));
+  *out = BloomFilter(log2_bits, k, multiplier);
   return Status::Ok();
 }
 
 Status BloomFilter::Union(const BloomFilter& other) {
-  if (other.log2_bits_ != log2_bits_ || other.k_ != k_) {
+  if (!SameGeometry(other)) {
     return Status::InvalidArgument("union of filters with different geometry");
   }
   for (size_t i = 0; i < words_.size(); ++i) words_[i] |= other.words_[i];
@@ -33,16 +56,18 @@ Status BloomFilter::Union(const BloomFilter& other) {
 
 void BloomFilter::Fold() noexcept {
   if (log2_bits_ <= kMinLog2Bits) return;  // REQUIRES violated: keep a usable filter
+  // c * 2^(j-6) words with j >= 7: an even count, and the halves are c * 2^(j-1) bits.
   const size_t half = words_.size() / 2;
   for (size_t i = 0; i < half; ++i) words_[i] |= words_[half + i];
   words_.resize(half);
   --log2_bits_;
+  reduce_ = SizeReduction(log2_bits_, multiplier_);
 }
 
 Status BloomFilter::FoldTo(unsigned log2_bits) {
   if (log2_bits > log2_bits_ || log2_bits < kMinLog2Bits) {
-    return Status::InvalidArgument("cannot fold a filter of 2^" + std::to_string(log2_bits_) +
-                                   " bits to 2^" + std::to_string(log2_bits));
+    return Status::InvalidArgument("cannot fold a filter of " + SizeText(log2_bits_, multiplier_) +
+                                   " bits to " + SizeText(log2_bits, multiplier_));
   }
   while (log2_bits_ > log2_bits) Fold();
   return Status::Ok();

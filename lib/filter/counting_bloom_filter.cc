@@ -22,10 +22,19 @@ inline uint64_t NonZeroNibbles(uint64_t w) noexcept {
 
 }  // namespace
 
-CountingBloomFilter::CountingBloomFilter(unsigned log2_counters, unsigned k)
-    : log2_counters_(log2_counters), k_(k), cells_((uint64_t{1} << log2_counters) / 2, 0) {}
+CountingBloomFilter::CountingBloomFilter(unsigned log2_counters, unsigned k, unsigned multiplier)
+    : log2_counters_(log2_counters),
+      multiplier_(multiplier),
+      k_(k),
+      reduce_(log2_counters, multiplier),
+      cells_((uint64_t{multiplier} << log2_counters) / 2, 0) {}
 
 Status CountingBloomFilter::Create(unsigned log2_counters, unsigned k, CountingBloomFilter* out) {
+  return Create(log2_counters, k, 1, out);
+}
+
+Status CountingBloomFilter::Create(unsigned log2_counters, unsigned k, unsigned multiplier,
+                                   CountingBloomFilter* out) {
   BloomFilter probe;  // reuse the Bloom filter's range checks and messages
   PEERBLOOM_RETURN_IF_ERROR(BloomFilter::Create(kMinLog2Bits, k, &probe));
   if (log2_counters < kMinLog2Bits || log2_counters > kMaxLog2Bits) {
@@ -33,12 +42,13 @@ Status CountingBloomFilter::Create(unsigned log2_counters, unsigned k, CountingB
                                    "' is outside [" + std::to_string(kMinLog2Bits) + ", " +
                                    std::to_string(kMaxLog2Bits) + "]");
   }
-  *out = CountingBloomFilter(log2_counters, k);
+  PEERBLOOM_RETURN_IF_ERROR(CheckSizeMultiplier(multiplier));
+  *out = CountingBloomFilter(log2_counters, k, multiplier);
   return Status::Ok();
 }
 
 CountingBloomFilter CountingBloomFilter::Clone() const {
-  CountingBloomFilter copy(log2_counters_, k_);
+  CountingBloomFilter copy(log2_counters_, k_, multiplier_);
   copy.cells_ = cells_;
   copy.items_ = items_;
   copy.saturated_counters_ = saturated_counters_;
@@ -47,30 +57,33 @@ CountingBloomFilter CountingBloomFilter::Clone() const {
   return copy;
 }
 
-Status CountingBloomFilter::Project(unsigned log2_bits, BloomFilter* out) const {
-  if (log2_bits < kMinLog2Bits || log2_bits > log2_counters_) {
-    return Status::InvalidArgument("cannot project 2^" + std::to_string(log2_counters_) +
-                                   " counters onto 2^" + std::to_string(log2_bits) + " bits");
+Status CountingBloomFilter::Project(unsigned log2_bits, unsigned multiplier,
+                                    BloomFilter* out) const {
+  if (log2_bits < kMinLog2Bits || log2_bits > log2_counters_ || multiplier == 0 ||
+      multiplier_ % multiplier != 0) {
+    return Status::InvalidArgument("cannot project " + SizeText(log2_counters_, multiplier_) +
+                                   " counters onto " + SizeText(log2_bits, multiplier) + " bits");
   }
-  BloomFilter result(log2_bits, k_);
+  BloomFilter result(log2_bits, k_, multiplier);
   std::vector<uint64_t>& bits = result.mutable_words();
-  const uint64_t out_mask = result.mask();
+  const uint64_t out_bits = result.bits();
   const size_t words = cells_.size() / sizeof(uint64_t);  // 16 counters per word
-  for (size_t w = 0; w < words; ++w) {
+  uint64_t pos = 0;                                       // (16 w) mod out_bits
+  for (size_t w = 0; w < words; ++w, pos += 16) {
+    if (pos == out_bits) pos = 0;
     uint64_t cells;
     std::memcpy(&cells, cells_.data() + w * sizeof(uint64_t), sizeof(cells));
     if (cells == 0) continue;
-    // Counters 16w..16w+15 land on 16 consecutive, 16-aligned bits of the projection.
-    const uint64_t pos = (uint64_t{w} * 16) & out_mask;
+    // Counters 16w..16w+15 land on 16 consecutive, 16-aligned bits of the projection (the
+    // projection's size is a multiple of 64).
     bits[pos >> 6] |= NonZeroNibbles(cells) << (pos & 63);
   }
   *out = std::move(result);
   return Status::Ok();
 }
 
-bool CountingBloomFilter::ProjectedBit(uint64_t pos, unsigned log2_bits) const noexcept {
-  const uint64_t stride = uint64_t{1} << log2_bits;
-  for (uint64_t c = pos & (stride - 1); c < counters(); c += stride) {
+bool CountingBloomFilter::ProjectedBit(uint64_t pos, uint64_t bits) const noexcept {
+  for (uint64_t c = pos; c < counters(); c += bits) {
     if (Counter(c) != 0) return true;
   }
   return false;

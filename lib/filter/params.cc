@@ -51,6 +51,36 @@ unsigned SmallestLog2Bits(double items, unsigned k, double fpr, unsigned min_log
   return max_log2;
 }
 
+std::vector<unsigned> OddDivisors(unsigned c) {
+  std::vector<unsigned> out;
+  for (unsigned d = 1; d <= c; d += 2) {
+    if (c % d == 0) out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<unsigned> AllSizeMultipliers() {
+  std::vector<unsigned> out;
+  for (unsigned c = 1; c <= kMaxSizeMultiplier; c += 2) out.push_back(c);
+  return out;
+}
+
+std::optional<FilterSize> SmallestSize(double items, unsigned k, double fpr, unsigned min_log2,
+                                       unsigned max_log2,
+                                       const std::vector<unsigned>& multipliers) noexcept {
+  std::optional<FilterSize> best;
+  for (unsigned c : multipliers) {
+    // The rate falls as the size grows: the first j that meets it is this c's smallest.
+    for (unsigned log2 = min_log2; log2 <= max_log2; ++log2) {
+      const FilterSize size{log2, c};
+      if (FalsePositiveRate(static_cast<double>(size.bits()), items, k) > fpr) continue;
+      if (!best || size.bits() < best->bits()) best = size;
+      break;
+    }
+  }
+  return best;
+}
+
 std::string_view ProfileName(Profile profile) noexcept {
   switch (profile) {
     case Profile::kMemoryLean:
@@ -70,7 +100,8 @@ std::optional<Profile> ParseProfile(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out) {
+Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out,
+                      SizeSteps steps) {
   if (capacity == 0) return Status::InvalidArgument("capacity must be at least 1");
   if (!(fpr > 0.0 && fpr <= 0.5)) {
     return Status::InvalidArgument("false-positive rate '" + FormatRate(fpr) +
@@ -88,13 +119,17 @@ Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* 
       g.k = 1;
       break;
   }
-  g.log2_counters =
-      SmallestLog2Bits(static_cast<double>(capacity), g.k, fpr, kMinLog2Bits, kMaxLog2Bits + 1);
-  if (g.log2_counters > kMaxLog2Bits) {
+  const std::vector<unsigned> multipliers =
+      steps == SizeSteps::kExact ? AllSizeMultipliers() : std::vector<unsigned>{1};
+  const std::optional<FilterSize> size = SmallestSize(static_cast<double>(capacity), g.k, fpr,
+                                                      kMinLog2Bits, kMaxLog2Bits, multipliers);
+  if (!size || size->bits() > (uint64_t{1} << kMaxLog2Bits)) {
     return Status::InvalidArgument(
         "capacity '" + std::to_string(capacity) + "' at false-positive rate '" + FormatRate(fpr) +
         "' needs more than 2^" + std::to_string(kMaxLog2Bits) + " counters");
   }
+  g.log2_counters = size->log2;
+  g.multiplier = size->multiplier;
   *out = g;
   return Status::Ok();
 }

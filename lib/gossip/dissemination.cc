@@ -177,7 +177,8 @@ void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const
   // A delta of a new epoch never applies to the old epoch's stand-in, whatever its base: the
   // versions of two epochs are unrelated, so that is a gap too.
   const bool same_geometry = HoldsCurrent(*m) && d.k == summaries_->k(m->id) &&
-                             d.log2_bits == summaries_->log2_bits(m->id);
+                             d.log2_bits == summaries_->log2_bits(m->id) &&
+                             d.multiplier == summaries_->multiplier(m->id);
   if (!same_geometry || d.base_version != HeldVersion(m->id)) {
     // A gap: never guess. The sender may still have the missing deltas.
     Resync(sender, *m, now_ms, /*bits_trusted=*/same_geometry);

@@ -64,6 +64,7 @@ PeerInfo GossipEngine::Impl::MemberInfo(const Member& m, int64_t now_ms) const {
   p.estimated_items = h->estimated_items;
   p.k = h->held ? summaries_.index().k(h->slot) : 0;
   p.log2_bits = h->held ? summaries_.index().log2_bits(h->slot) : 0;
+  p.multiplier = h->held ? summaries_.index().multiplier(h->slot) : 0;
   p.summary_received_ms = h->received_ms;
   return p;
 }

@@ -65,8 +65,8 @@ bool LocalNode::PublishDelta(const SummaryDelta& d) {
   BloomFilter& f = own_.filter;
   bool fits = has_own_ && d.origin == own_.origin && d.epoch == own_.epoch &&
               d.base_version == own_.version && d.version > d.base_version && d.k == f.k() &&
-              d.log2_bits == f.log2_bits();
-  for (size_t i = 0; fits && i < d.flipped.size(); ++i) fits = d.flipped[i] <= f.mask();
+              d.log2_bits == f.log2_bits() && d.multiplier == f.multiplier();
+  for (size_t i = 0; fits && i < d.flipped.size(); ++i) fits = d.flipped[i] < f.bits();
   if (!fits) return false;
   uint64_t digest = own_digest_;
   for (uint64_t p : d.flipped) digest ^= PositionDigest(p);
@@ -96,6 +96,7 @@ bool LocalNode::PendingUpdate(WireType* type, std::string* codec_bytes) {
   d.hash_scheme = own_.hash_scheme;
   d.k = own_.filter.k();
   d.log2_bits = own_.filter.log2_bits();
+  d.multiplier = own_.filter.multiplier();
   d.estimated_items = own_.estimated_items;
   d.flipped = NetFlips(std::move(pending_flips_));
   d.result_digest = own_digest_;

@@ -24,6 +24,9 @@ unsigned PeerSummaries::k(std::string_view id) const { return index_.k(Find(id)-
 unsigned PeerSummaries::log2_bits(std::string_view id) const {
   return index_.log2_bits(Find(id)->slot);
 }
+unsigned PeerSummaries::multiplier(std::string_view id) const {
+  return index_.multiplier(Find(id)->slot);
+}
 
 void PeerSummaries::SetOwner(PeerIndex::Slot slot, const std::string& id) {
   if (slot_owner_.size() <= slot) slot_owner_.resize(slot + 1);

@@ -46,10 +46,11 @@ class PeerSummaries {
   const HeldSummary* Find(std::string_view id) const;
   // A summary of `id` in `epoch` is held (not a stand-in of an older one).
   bool HoldsEpoch(std::string_view id, uint64_t epoch) const;
-  // The held summary's filter digest, k and log2 bits. REQUIRES: one is held.
+  // The held summary's filter digest, k, log2 bits and size multiplier. REQUIRES: one is held.
   uint64_t digest(std::string_view id) const;
   unsigned k(std::string_view id) const;
   unsigned log2_bits(std::string_view id) const;
+  unsigned multiplier(std::string_view id) const;
 
   // Holds `summary` for `id`, replacing in place: who-has sees the old summary until the new
   // one is whole, never a moment without either.

@@ -38,7 +38,7 @@ void EmitColumns(const GroupT& g, uint64_t acc, size_t word, std::vector<uint32_
 
 template <typename GroupT>
 void ComputePositions(const GroupT& g, const KeyHash& h, uint64_t* positions) {
-  ForEachProbe(h, g.k(), g.mask(), [&positions](uint64_t pos) { *positions++ = pos; });
+  ForEachProbe(h, g.k(), g.reduction(), [&positions](uint64_t pos) { *positions++ = pos; });
 }
 
 template <typename GroupT>
@@ -51,11 +51,11 @@ void QueryGroup(const GroupT& g, const uint64_t* positions, std::vector<uint32_t
 PeerIndex::PeerIndex() = default;
 PeerIndex::~PeerIndex() = default;
 
-PeerIndex::Group* PeerIndex::FindOrAddGroup(unsigned log2_bits, unsigned k) {
+PeerIndex::Group* PeerIndex::FindOrAddGroup(const BloomFilter& filter) {
   for (const auto& g : groups_) {
-    if (g->log2_bits() == log2_bits && g->k() == k) return g.get();
+    if (g->Holds(filter)) return g.get();
   }
-  groups_.push_back(std::make_unique<Group>(log2_bits, k));
+  groups_.push_back(std::make_unique<Group>(filter.log2_bits(), filter.k(), filter.multiplier()));
   return groups_.back().get();
 }
 
@@ -75,7 +75,7 @@ PeerIndex::Slot PeerIndex::AllocateSlot() {
 
 void PeerIndex::Place(Slot slot, const BloomFilter& filter) {
   SlotInfo& info = slots_[slot];
-  info.group = FindOrAddGroup(filter.log2_bits(), filter.k());
+  info.group = FindOrAddGroup(filter);
   info.column = info.group->AddColumn(slot);
   info.group->FillColumn(info.column, filter);
   info.digest = FilterDigest(filter);
@@ -119,7 +119,7 @@ Status PeerIndex::Replace(Slot slot, const BloomFilter& filter) {
   if (info == nullptr) {
     return Status::InvalidArgument("slot '" + std::to_string(slot) + "' holds no summary");
   }
-  if (info->group->log2_bits() == filter.log2_bits() && info->group->k() == filter.k()) {
+  if (info->group->Holds(filter)) {
     info->group->WriteColumn(info->column, filter);
     slots_[slot].digest = FilterDigest(filter);
     return Status::Ok();
@@ -136,10 +136,9 @@ Status PeerIndex::Flip(Slot slot, std::span<const uint64_t> positions) {
   }
   Group* g = info->group;
   for (uint64_t pos : positions) {
-    if (pos > g->mask()) {
-      return Status::InvalidArgument("position '" + std::to_string(pos) +
-                                     "' outside a filter of 2^" + std::to_string(g->log2_bits()) +
-                                     " bits");
+    if (pos >= g->bits()) {
+      return Status::InvalidArgument("position '" + std::to_string(pos) + "' outside a filter of " +
+                                     SizeText(g->log2_bits(), g->multiplier()) + " bits");
     }
   }
   uint64_t digest = info->digest;
@@ -172,6 +171,11 @@ unsigned PeerIndex::log2_bits(Slot slot) const noexcept {
   return info == nullptr ? 0 : info->group->log2_bits();
 }
 
+unsigned PeerIndex::multiplier(Slot slot) const noexcept {
+  const SlotInfo* info = SlicedSlot(slot);
+  return info == nullptr ? 0 : info->group->multiplier();
+}
+
 unsigned PeerIndex::k(Slot slot) const noexcept {
   const SlotInfo* info = SlicedSlot(slot);
   return info == nullptr ? 0 : info->group->k();
@@ -187,7 +191,7 @@ Status PeerIndex::Extract(Slot slot, BloomFilter* out) const {
   if (info == nullptr) {
     return Status::InvalidArgument("slot '" + std::to_string(slot) + "' holds no summary");
   }
-  *out = BloomFilter(info->group->log2_bits(), info->group->k());
+  *out = BloomFilter(info->group->log2_bits(), info->group->k(), info->group->multiplier());
   info->group->ReadColumn(info->column, out);
   return Status::Ok();
 }

@@ -12,12 +12,12 @@ size_t NextStride(size_t stride) { return stride == 0 ? 1 : stride < 8 ? stride 
 
 }  // namespace
 
-SliceGroup::SliceGroup(unsigned log2_bits, unsigned k)
-    : log2_bits_(log2_bits), k_(k), mask_((uint64_t{1} << log2_bits) - 1) {}
+SliceGroup::SliceGroup(unsigned log2_bits, unsigned k, unsigned multiplier)
+    : log2_bits_(log2_bits), multiplier_(multiplier), k_(k), reduce_(log2_bits, multiplier) {}
 
 void SliceGroup::Widen() {
   const size_t new_stride = NextStride(stride_);
-  const uint64_t rows = mask_ + 1;
+  const uint64_t rows = bits();
   std::vector<uint8_t> wider(rows * new_stride, 0);
   for (uint64_t p = 0; p < rows && stride_ > 0; ++p) {
     std::memcpy(wider.data() + p * new_stride, rows_.data() + p * stride_, stride_);
@@ -39,7 +39,7 @@ uint32_t SliceGroup::AddColumn(uint32_t slot) {
 void SliceGroup::RemoveColumn(uint32_t column) {
   const uint8_t keep = static_cast<uint8_t>(~(1u << (column % 8)));
   uint8_t* p = rows_.data() + column / 8;
-  for (uint64_t row = 0; row <= mask_; ++row) p[row * stride_] &= keep;
+  for (uint64_t row = 0; row < bits(); ++row) p[row * stride_] &= keep;
   column_slot_[column] = kFreeColumn;
   --used_;
 }

@@ -19,11 +19,19 @@ inline constexpr uint32_t kFreeColumn = UINT32_MAX;
 
 class SliceGroup {
  public:
-  SliceGroup(unsigned log2_bits, unsigned k);
+  // REQUIRES: a valid filter geometry (BloomFilter::Create would accept it).
+  SliceGroup(unsigned log2_bits, unsigned k, unsigned multiplier);
 
   unsigned log2_bits() const noexcept { return log2_bits_; }
+  unsigned multiplier() const noexcept { return multiplier_; }
   unsigned k() const noexcept { return k_; }
-  uint64_t mask() const noexcept { return mask_; }
+  // Rows: one per filter bit.
+  uint64_t bits() const noexcept { return reduce_.size(); }
+  const SizeReduction& reduction() const noexcept { return reduce_; }
+  bool Holds(const BloomFilter& filter) const noexcept {
+    return filter.log2_bits() == log2_bits_ && filter.multiplier() == multiplier_ &&
+           filter.k() == k_;
+  }
   size_t stride() const noexcept { return stride_; }
   size_t used() const noexcept { return used_; }
   size_t memory_bytes() const noexcept {
@@ -88,8 +96,9 @@ class SliceGroup {
   void Widen();
 
   unsigned log2_bits_;
+  unsigned multiplier_;
   unsigned k_;
-  uint64_t mask_;
+  SizeReduction reduce_;
   size_t stride_ = 0;
   std::vector<uint8_t> rows_;
   std::vector<uint32_t> column_slot_;

@@ -17,7 +17,9 @@ namespace {
 
 std::string Quote(uint64_t value) { return "'" + std::to_string(value) + "'"; }
 
-uint64_t RawBytes(unsigned log2_bits) { return (uint64_t{1} << log2_bits) / 8; }
+uint64_t RawBytes(FilterSize size) { return size.bits() / 8; }
+
+std::string SizeOf(FilterSize size) { return SizeText(size.log2, size.multiplier); }
 
 // Smallest window that covers `bytes` of content, within zstd's and the format's bounds.
 unsigned WindowLogFor(uint64_t bytes, unsigned cap) {
@@ -113,18 +115,17 @@ Status DecodeGaps(GolombReader* reader, uint64_t count, uint64_t universe, Fn&& 
   return Status::Ok();
 }
 
-Status CheckRawSize(std::string_view body, unsigned log2_bits) {
-  if (body.size() != RawBytes(log2_bits)) {
-    return Status::Corruption("raw body of " + Quote(body.size()) + " bytes, a filter of 2^" +
-                              std::to_string(log2_bits) + " bits needs " +
-                              Quote(RawBytes(log2_bits)));
+Status CheckRawSize(std::string_view body, FilterSize size) {
+  if (body.size() != RawBytes(size)) {
+    return Status::Corruption("raw body of " + Quote(body.size()) + " bytes, a filter of " +
+                              SizeOf(size) + " bits needs " + Quote(RawBytes(size)));
   }
   return Status::Ok();
 }
 
-Status DecodeRaw(std::string_view body, unsigned log2_bits, unsigned k, BloomFilter* out) {
-  PEERBLOOM_RETURN_IF_ERROR(CheckRawSize(body, log2_bits));
-  BloomFilter filter(log2_bits, k);
+Status DecodeRaw(std::string_view body, FilterSize size, unsigned k, BloomFilter* out) {
+  PEERBLOOM_RETURN_IF_ERROR(CheckRawSize(body, size));
+  BloomFilter filter(size.log2, k, size.multiplier);
   std::vector<uint64_t>& words = filter.mutable_words();
   for (size_t w = 0; w < words.size(); ++w) words[w] = LoadFixed(body.data() + 8 * w, 8);
   *out = std::move(filter);
@@ -132,15 +133,14 @@ Status DecodeRaw(std::string_view body, unsigned log2_bits, unsigned k, BloomFil
 }
 
 // Checks the frame's declared size against the geometry before anything is allocated.
-Status CheckZstdFrame(std::string_view body, unsigned log2_bits) {
+Status CheckZstdFrame(std::string_view body, FilterSize size) {
   const unsigned long long declared = ZSTD_getFrameContentSize(body.data(), body.size());
   if (declared == ZSTD_CONTENTSIZE_ERROR || declared == ZSTD_CONTENTSIZE_UNKNOWN) {
     return Status::Corruption("zstd body does not declare its content size");
   }
-  if (declared != RawBytes(log2_bits)) {
-    return Status::Corruption("zstd body declares " + Quote(declared) + " bytes, a filter of 2^" +
-                              std::to_string(log2_bits) + " bits needs " +
-                              Quote(RawBytes(log2_bits)));
+  if (declared != RawBytes(size)) {
+    return Status::Corruption("zstd body declares " + Quote(declared) + " bytes, a filter of " +
+                              SizeOf(size) + " bits needs " + Quote(RawBytes(size)));
   }
   const size_t frame = ZSTD_findFrameCompressedSize(body.data(), body.size());
   if (ZSTD_isError(frame) || frame != body.size()) {
@@ -149,16 +149,17 @@ Status CheckZstdFrame(std::string_view body, unsigned log2_bits) {
   return Status::Ok();
 }
 
-Status DecodeZstd(std::string_view body, unsigned log2_bits, unsigned k, BloomFilter* out) {
-  PEERBLOOM_RETURN_IF_ERROR(CheckZstdFrame(body, log2_bits));
+Status DecodeZstd(std::string_view body, FilterSize size, unsigned k, BloomFilter* out) {
+  PEERBLOOM_RETURN_IF_ERROR(CheckZstdFrame(body, size));
   std::unique_ptr<ZSTD_DCtx, DCtxFree> dctx(ZSTD_createDCtx());
   if (!dctx) return Status::ResourceExhausted("cannot create a zstd decoder");
-  const uint64_t raw = RawBytes(log2_bits);
+  const uint64_t raw = RawBytes(size);
   const auto window_log = static_cast<int>(WindowLogFor(raw, kZstdReaderMaxWindowLog));
   if (ZSTD_isError(ZSTD_DCtx_setParameter(dctx.get(), ZSTD_d_windowLogMax, window_log))) {
     return Status::Corruption("cannot bound the zstd window");
   }
-  BloomFilter filter(log2_bits, k);  // bounded: the frame declared exactly this size
+  BloomFilter filter(size.log2, k,
+                     size.multiplier);  // bounded: the frame declared exactly this size
   std::vector<uint64_t>& words = filter.mutable_words();
   const size_t got = ZSTD_decompressDCtx(dctx.get(), words.data(), raw, body.data(), body.size());
   if (ZSTD_isError(got) || got != raw) {
@@ -171,12 +172,12 @@ Status DecodeZstd(std::string_view body, unsigned log2_bits, unsigned k, BloomFi
   return Status::Ok();
 }
 
-Status DecodeGolombFilter(std::string_view body, unsigned log2_bits, unsigned k, BloomFilter* out) {
-  const uint64_t universe = uint64_t{1} << log2_bits;
+Status DecodeGolombFilter(std::string_view body, FilterSize size, unsigned k, BloomFilter* out) {
+  const uint64_t universe = size.bits();
   uint64_t count = 0;
   GolombReader reader({}, 1);
   PEERBLOOM_RETURN_IF_ERROR(ReadGapPrefix(body, universe, universe, &count, &reader));
-  BloomFilter filter(log2_bits, k);
+  BloomFilter filter(size.log2, k, size.multiplier);
   PEERBLOOM_RETURN_IF_ERROR(
       DecodeGaps(&reader, count, universe, [&](uint64_t pos) { filter.SetBit(pos); }));
   *out = std::move(filter);
@@ -228,15 +229,15 @@ void EncodePositionsBody(const std::vector<uint64_t>& positions, uint64_t univer
       out);
 }
 
-Status DecodeFilterBody(BodyEncoding encoding, std::string_view body, unsigned log2_bits,
-                        unsigned k, BloomFilter* out) {
+Status DecodeFilterBody(BodyEncoding encoding, std::string_view body, FilterSize size, unsigned k,
+                        BloomFilter* out) {
   switch (encoding) {
     case BodyEncoding::kRaw:
-      return DecodeRaw(body, log2_bits, k, out);
+      return DecodeRaw(body, size, k, out);
     case BodyEncoding::kZstd:
-      return DecodeZstd(body, log2_bits, k, out);
+      return DecodeZstd(body, size, k, out);
     case BodyEncoding::kGolombRice:
-      return DecodeGolombFilter(body, log2_bits, k, out);
+      return DecodeGolombFilter(body, size, k, out);
   }
   return Status::NotSupported("unknown summary body encoding");
 }

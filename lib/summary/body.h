@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "peerbloom/bloom_filter.h"
+#include "peerbloom/params.h"
 #include "peerbloom/status.h"
 #include "peerbloom/summary.h"
 
@@ -27,9 +28,9 @@ void EncodeGolombFilterBody(const BloomFilter& filter, std::string* out);
 void EncodePositionsBody(const std::vector<uint64_t>& positions, uint64_t universe,
                          std::string* out);
 
-// Decodes a body into a new filter of 2^log2_bits bits and k probes.
-Status DecodeFilterBody(BodyEncoding encoding, std::string_view body, unsigned log2_bits,
-                        unsigned k, BloomFilter* out);
+// Decodes a body into a new filter of size.bits() bits and k probes.
+Status DecodeFilterBody(BodyEncoding encoding, std::string_view body, FilterSize size, unsigned k,
+                        BloomFilter* out);
 // Decodes strictly ascending positions below `universe`, at most `max_count` of them.
 Status DecodePositionsBody(std::string_view body, uint64_t universe, uint64_t max_count,
                            std::vector<uint64_t>* out);

@@ -1,9 +1,10 @@
 // SummaryBuilder: keeps the published summary equal to the counting filter's projection.
 //
-// Why the projection can be updated bit by bit: summary bit j of a projection to 2^s bits is
-// the OR of counters j, j + 2^s, j + 2*2^s, ... (bloom_probe.h: positions are masks). A key's
-// add or remove changes only its own k counters, so only its k summary positions
-// (probe & (2^s - 1)) can change; Publish() recomputes exactly those with ProjectedBit.
+// Why the projection can be updated bit by bit: summary bit j of a projection to m bits is
+// the OR of counters j, j + m, j + 2m, ... (bloom_probe.h: positions are residues modulo
+// the size, and m divides the counter count). A key's add or remove changes only its own k
+// counters, so only its k summary positions (its probes reduced modulo m) can change;
+// Publish() recomputes exactly those with ProjectedBit.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -19,9 +20,7 @@ namespace {
 // 64 summary bits (8 bytes per 64 bits: the size of the summary itself).
 constexpr size_t kMinDirtyCap = 1024;
 
-size_t DirtyCap(unsigned log2_bits) {
-  return std::max(kMinDirtyCap, static_cast<size_t>((uint64_t{1} << log2_bits) / 64));
-}
+size_t DirtyCap(uint64_t bits) { return std::max(kMinDirtyCap, static_cast<size_t>(bits / 64)); }
 
 }  // namespace
 
@@ -54,7 +53,7 @@ SummaryBuilder::SummaryBuilder(const CountingBloomFilter* filter, SummaryBuilder
 void SummaryBuilder::Touch(const KeyHash& hash) noexcept {
   touched_ += filter_->k();
   if (!published_ || dirty_overflow_) return;
-  ForEachProbe(hash, filter_->k(), current_.filter.mask(),
+  ForEachProbe(hash, filter_->k(), current_.filter.reduction(),
                [this](uint64_t pos) { dirty_.push_back(pos); });  // capacity reserved
   if (dirty_.size() > dirty_cap_) {
     dirty_overflow_ = true;
@@ -64,36 +63,44 @@ void SummaryBuilder::Touch(const KeyHash& hash) noexcept {
 
 uint64_t SummaryBuilder::pending() const noexcept { return touched_; }
 
-// The smallest size meeting the target for the current item count, grown at once, shrunk
-// only when the smaller size would still meet the target with shrink_headroom more items.
-unsigned SummaryBuilder::ChooseLog2Bits() const noexcept {
+// The smallest size that divides the counter count and meets the target for `items`; the
+// whole counter count when none does.
+FilterSize SummaryBuilder::Smallest(double items) const noexcept {
   const unsigned top = filter_->log2_counters();
   const unsigned bottom = std::min(options_.min_log2_bits, top);
+  const FilterSize whole{top, filter_->multiplier()};
+  return SmallestSize(items, filter_->k(), options_.target_fpr, bottom, top,
+                      OddDivisors(filter_->multiplier()))
+      .value_or(whole);
+}
+
+// The smallest size meeting the target for the current item count, grown at once, shrunk
+// only when the smaller size would still meet the target with shrink_headroom more items.
+FilterSize SummaryBuilder::ChooseSize() const noexcept {
   const auto items = static_cast<double>(filter_->items());
-  const unsigned k = filter_->k();
-  const unsigned fit = SmallestLog2Bits(items, k, options_.target_fpr, bottom, top);
+  const FilterSize fit = Smallest(items);
   if (!published_) return fit;
-  const unsigned now = current_.filter.log2_bits();
-  if (fit >= now) return fit;
-  const unsigned roomy = SmallestLog2Bits(items * (1.0 + options_.shrink_headroom), k,
-                                          options_.target_fpr, bottom, top);
-  return std::min(roomy, now);
+  const FilterSize now{current_.filter.log2_bits(), current_.filter.multiplier()};
+  if (fit.bits() >= now.bits()) return fit;
+  const FilterSize roomy = Smallest(items * (1.0 + options_.shrink_headroom));
+  return roomy.bits() < now.bits() ? roomy : now;
 }
 
 Status SummaryBuilder::Publish(Publication* out) {
   PEERBLOOM_RETURN_IF_ERROR(options_status_);
   *out = Publication{};
-  const unsigned log2_bits = ChooseLog2Bits();
-  if (!published_ || log2_bits != current_.filter.log2_bits()) {
-    return PublishFull(log2_bits, out);
+  const FilterSize size = ChooseSize();
+  if (!published_ || size.log2 != current_.filter.log2_bits() ||
+      size.multiplier != current_.filter.multiplier()) {
+    return PublishFull(size, out);
   }
   PublishDelta(out);
   return Status::Ok();
 }
 
-Status SummaryBuilder::PublishFull(unsigned log2_bits, Publication* out) {
+Status SummaryBuilder::PublishFull(FilterSize size, Publication* out) {
   BloomFilter projected;
-  PEERBLOOM_RETURN_IF_ERROR(filter_->Project(log2_bits, &projected));
+  PEERBLOOM_RETURN_IF_ERROR(filter_->Project(size.log2, size.multiplier, &projected));
   current_.origin = options_.origin;
   current_.epoch = options_.epoch;
   current_.version = published_ ? current_.version + 1 : 1;
@@ -112,10 +119,11 @@ Status SummaryBuilder::PublishFull(unsigned log2_bits, Publication* out) {
 
 std::vector<uint64_t> SummaryBuilder::CollectFlips() const {
   std::vector<uint64_t> flips;
-  const unsigned log2_bits = current_.filter.log2_bits();
+  const BloomFilter& now = current_.filter;
   if (dirty_overflow_) {
     BloomFilter fresh;
-    if (!filter_->Project(log2_bits, &fresh).ok()) return flips;  // same size: cannot fail
+    // The current size: cannot fail.
+    if (!filter_->Project(now.log2_bits(), now.multiplier(), &fresh).ok()) return flips;
     const std::vector<uint64_t>& a = current_.filter.words();
     const std::vector<uint64_t>& b = fresh.words();
     for (size_t w = 0; w < a.size(); ++w) {
@@ -129,7 +137,7 @@ std::vector<uint64_t> SummaryBuilder::CollectFlips() const {
   std::sort(dirty.begin(), dirty.end());
   dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
   for (uint64_t pos : dirty) {
-    if (filter_->ProjectedBit(pos, log2_bits) != current_.filter.TestBit(pos)) {
+    if (filter_->ProjectedBit(pos, now.bits()) != now.TestBit(pos)) {
       flips.push_back(pos);
     }
   }
@@ -149,6 +157,7 @@ void SummaryBuilder::PublishDelta(Publication* out) {
   d.hash_scheme = current_.hash_scheme;
   d.k = current_.filter.k();
   d.log2_bits = current_.filter.log2_bits();
+  d.multiplier = current_.filter.multiplier();
   d.estimated_items = filter_->items();
   for (uint64_t pos : flips) {
     current_.filter.FlipBit(pos);
@@ -167,7 +176,7 @@ void SummaryBuilder::ResetDirty() {
   dirty_.clear();
   dirty_overflow_ = false;
   touched_ = 0;
-  dirty_cap_ = DirtyCap(current_.filter.log2_bits());
+  dirty_cap_ = DirtyCap(current_.filter.bits());
   dirty_.reserve(dirty_cap_ + kMaxHashes);
 }
 

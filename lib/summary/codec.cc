@@ -26,10 +26,11 @@ Status CheckOrigin(std::string_view origin) {
 
 Status CheckFilter(const BloomFilter& filter) {
   BloomFilter probe;  // reuses the filter's own range checks and messages
-  PEERBLOOM_RETURN_IF_ERROR(BloomFilter::Create(filter.log2_bits(), filter.k(), &probe));
+  PEERBLOOM_RETURN_IF_ERROR(
+      BloomFilter::Create(filter.log2_bits(), filter.k(), filter.multiplier(), &probe));
   if (filter.words().size() * 64 != filter.bits()) {
-    return Status::InvalidArgument("filter holds " + Quote(filter.words().size()) +
-                                   " words for 2^" + std::to_string(filter.log2_bits()) + " bits");
+    return Status::InvalidArgument("filter holds " + Quote(filter.words().size()) + " words for " +
+                                   SizeText(filter.log2_bits(), filter.multiplier()) + " bits");
   }
   return Status::Ok();
 }
@@ -41,6 +42,7 @@ MessageFields SummaryHeader(const Summary& s) {
   h.hash_scheme = s.hash_scheme;
   h.k = s.filter.k();
   h.log2_bits = s.filter.log2_bits();
+  h.multiplier = s.filter.multiplier();
   h.origin = s.origin;
   h.epoch = s.epoch;
   h.version = s.version;
@@ -83,16 +85,16 @@ Status EncodeSmallestBody(const BloomFilter& filter, BodyEncoding* chosen, std::
 Status CheckDelta(const SummaryDelta& d) {
   PEERBLOOM_RETURN_IF_ERROR(CheckOrigin(d.origin));
   BloomFilter probe;
-  PEERBLOOM_RETURN_IF_ERROR(BloomFilter::Create(d.log2_bits, d.k, &probe));
+  PEERBLOOM_RETURN_IF_ERROR(BloomFilter::Create(d.log2_bits, d.k, d.multiplier, &probe));
   if (d.base_version >= d.version) {
     return Status::InvalidArgument("delta base version " + Quote(d.base_version) +
                                    " is not below its version " + Quote(d.version));
   }
-  const uint64_t universe = uint64_t{1} << d.log2_bits;
+  const uint64_t universe = uint64_t{d.multiplier} << d.log2_bits;
   for (size_t i = 0; i < d.flipped.size(); ++i) {
     if (d.flipped[i] >= universe || (i > 0 && d.flipped[i] <= d.flipped[i - 1])) {
-      return Status::InvalidArgument("delta positions are not strictly ascending below 2^" +
-                                     std::to_string(d.log2_bits));
+      return Status::InvalidArgument("delta positions are not strictly ascending below " +
+                                     SizeText(d.log2_bits, d.multiplier));
     }
   }
   return Status::Ok();
@@ -125,7 +127,7 @@ Status DecodeSummary(std::string_view bytes, const DecodeLimits& limits, Summary
   }
   Summary s;
   PEERBLOOM_RETURN_IF_ERROR(
-      summary_internal::DecodeFilterBody(h.body_encoding, body, h.log2_bits, h.k, &s.filter));
+      summary_internal::DecodeFilterBody(h.body_encoding, body, SizeOf(h), h.k, &s.filter));
   if (FilterDigest(s.filter) != h.digest) {
     return Status::Corruption("summary from '" + std::string(h.origin) + "' version " +
                               Quote(h.version) + " does not match its digest");
@@ -148,6 +150,7 @@ Status EncodeDelta(const SummaryDelta& delta, std::string* out) {
   h.hash_scheme = delta.hash_scheme;
   h.k = delta.k;
   h.log2_bits = delta.log2_bits;
+  h.multiplier = delta.multiplier;
   h.body_encoding = BodyEncoding::kGolombRice;
   h.origin = delta.origin;
   h.epoch = delta.epoch;
@@ -156,7 +159,8 @@ Status EncodeDelta(const SummaryDelta& delta, std::string* out) {
   h.estimated_items = delta.estimated_items;
   h.digest = delta.result_digest;
   std::string body;
-  summary_internal::EncodePositionsBody(delta.flipped, uint64_t{1} << delta.log2_bits, &body);
+  summary_internal::EncodePositionsBody(delta.flipped,
+                                        uint64_t{delta.multiplier} << delta.log2_bits, &body);
   out->clear();
   summary_internal::WriteMessage(h, body, out);
   return Status::Ok();
@@ -171,7 +175,7 @@ Status DecodeDelta(std::string_view bytes, const DecodeLimits& limits, SummaryDe
   }
   SummaryDelta d;
   PEERBLOOM_RETURN_IF_ERROR(summary_internal::DecodePositionsBody(
-      body, uint64_t{1} << h.log2_bits, limits.max_delta_positions, &d.flipped));
+      body, SizeOf(h).bits(), limits.max_delta_positions, &d.flipped));
   d.origin = std::string(h.origin);
   d.epoch = h.epoch;
   d.base_version = h.base_version;
@@ -180,6 +184,7 @@ Status DecodeDelta(std::string_view bytes, const DecodeLimits& limits, SummaryDe
   d.hash_scheme = h.hash_scheme;
   d.k = h.k;
   d.log2_bits = h.log2_bits;
+  d.multiplier = h.multiplier;
   d.estimated_items = h.estimated_items;
   d.result_digest = h.digest;
   *out = std::move(d);
@@ -199,6 +204,7 @@ Status PeekHeader(std::string_view bytes, const DecodeLimits& limits, MessageHea
   m.base_version = h.base_version;
   m.k = h.k;
   m.log2_bits = h.log2_bits;
+  m.multiplier = h.multiplier;
   m.body_encoding = h.body_encoding;
   *out = std::move(m);
   return Status::Ok();

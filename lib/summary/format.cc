@@ -16,7 +16,7 @@ std::string Quote(uint64_t value) { return "'" + std::to_string(value) + "'"; }
 // The bytes at offsets 8..63, in order.
 struct FixedFields {
   uint8_t kind = 0, key_scheme = 0, hash_scheme = 0, k = 0, log2_bits = 0, body_encoding = 0;
-  uint8_t origin_length = 0, reserved = 0;
+  uint8_t origin_length = 0, multiplier = 0;  // byte 15: reserved (0) in format 1
   uint64_t epoch = 0, version = 0, base_version = 0, estimated_items = 0, digest = 0;
   uint64_t body_length = 0;
 };
@@ -24,7 +24,7 @@ struct FixedFields {
 bool ReadFixed(ByteReader* in, FixedFields* f) {
   return in->ReadU8(&f->kind) && in->ReadU8(&f->key_scheme) && in->ReadU8(&f->hash_scheme) &&
          in->ReadU8(&f->k) && in->ReadU8(&f->log2_bits) && in->ReadU8(&f->body_encoding) &&
-         in->ReadU8(&f->origin_length) && in->ReadU8(&f->reserved) && in->ReadU64(&f->epoch) &&
+         in->ReadU8(&f->origin_length) && in->ReadU8(&f->multiplier) && in->ReadU64(&f->epoch) &&
          in->ReadU64(&f->version) && in->ReadU64(&f->base_version) &&
          in->ReadU64(&f->estimated_items) && in->ReadU64(&f->digest) &&
          in->ReadU64(&f->body_length);
@@ -101,7 +101,19 @@ Status CheckEnums(const FixedFields& f, MessageFields* h) {
   return Status::Ok();
 }
 
-Status CheckGeometry(const FixedFields& f, const DecodeLimits& limits) {
+// Format 1 wrote 0 and readers ignored the byte; from format 2 on 0 still means 1.
+Status ReadMultiplier(const FixedFields& f, const MessageFields& h, unsigned* multiplier) {
+  *multiplier = 1;
+  if (h.format_version < kMultiplierFormatVersion || f.multiplier == 0) return Status::Ok();
+  if (!IsValidSizeMultiplier(f.multiplier)) {
+    return Status::Corruption("summary size multiplier " + Quote(f.multiplier) +
+                              " is not odd in [1, " + std::to_string(kMaxSizeMultiplier) + "]");
+  }
+  *multiplier = f.multiplier;
+  return Status::Ok();
+}
+
+Status CheckGeometry(const FixedFields& f, unsigned multiplier, const DecodeLimits& limits) {
   if (f.k < 1 || f.k > kMaxHashes) {
     return Status::Corruption("summary hash count " + Quote(f.k) + " is outside [1, " +
                               std::to_string(kMaxHashes) + "]");
@@ -111,8 +123,10 @@ Status CheckGeometry(const FixedFields& f, const DecodeLimits& limits) {
                               std::to_string(kMinLog2Bits) + ", " + std::to_string(kMaxLog2Bits) +
                               "]");
   }
-  if (f.log2_bits > limits.max_log2_bits) {
-    return Status::ResourceExhausted("summary of 2^" + std::to_string(f.log2_bits) +
+  // Compared as bit counts: c * 2^j may pass the limit with j below it.
+  if (limits.max_log2_bits < 64 &&
+      (uint64_t{multiplier} << f.log2_bits) > (uint64_t{1} << limits.max_log2_bits)) {
+    return Status::ResourceExhausted("summary of " + SizeText(f.log2_bits, multiplier) +
                                      " bits exceeds the limit of 2^" +
                                      std::to_string(limits.max_log2_bits));
   }
@@ -146,13 +160,14 @@ uint64_t MessageChecksum(std::string_view bytes) noexcept {
 void WriteMessage(const MessageFields& h, std::string_view body, std::string* out) {
   const size_t start = out->size();
   out->append(kMagic);
-  PutU8(out, h.format_version);
-  PutU8(out, h.min_reader_version);
+  const bool power_of_two = h.multiplier == 1;
+  PutU8(out, power_of_two ? kPowerOfTwoFormatVersion : kFormatVersion);
+  PutU8(out, power_of_two ? kPowerOfTwoFormatVersion : kMinReaderVersion);
   PutU16(out, static_cast<uint16_t>(kFixedHeaderBytes + h.origin.size()));
-  for (unsigned byte :
-       {static_cast<unsigned>(h.kind), static_cast<unsigned>(h.key_scheme),
-        static_cast<unsigned>(h.hash_scheme), h.k, h.log2_bits,
-        static_cast<unsigned>(h.body_encoding), static_cast<unsigned>(h.origin.size()), 0u}) {
+  for (unsigned byte : {static_cast<unsigned>(h.kind), static_cast<unsigned>(h.key_scheme),
+                        static_cast<unsigned>(h.hash_scheme), h.k, h.log2_bits,
+                        static_cast<unsigned>(h.body_encoding),
+                        static_cast<unsigned>(h.origin.size()), power_of_two ? 0u : h.multiplier}) {
     PutU8(out, static_cast<uint8_t>(byte));
   }
   for (uint64_t word :
@@ -180,7 +195,8 @@ Status ParseMessage(std::string_view bytes, const DecodeLimits& limits, MessageF
   PEERBLOOM_RETURN_IF_ERROR(CheckEnums(f, &h));
   h.origin = bytes.substr(kFixedHeaderBytes, f.origin_length);
   if (!IsValidNodeId(h.origin)) return Status::Corruption("summary origin is not a node id");
-  PEERBLOOM_RETURN_IF_ERROR(CheckGeometry(f, limits));
+  PEERBLOOM_RETURN_IF_ERROR(ReadMultiplier(f, h, &h.multiplier));
+  PEERBLOOM_RETURN_IF_ERROR(CheckGeometry(f, h.multiplier, limits));
   h.k = f.k;
   h.log2_bits = f.log2_bits;
   h.epoch = f.epoch;

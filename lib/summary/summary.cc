@@ -14,16 +14,12 @@ bool IsNodeIdChar(char c) noexcept {
          c == '_' || c == ':' || c == '-';
 }
 
-bool SameGeometry(const BloomFilter& a, const BloomFilter& b) noexcept {
-  return a.log2_bits() == b.log2_bits() && a.k() == b.k();
-}
-
 Status CheckSameStream(const Summary& from, const Summary& to) {
   if (from.origin != to.origin || from.epoch != to.epoch) {
     return Status::InvalidArgument("delta between different origins or epochs");
   }
   if (from.key_scheme != to.key_scheme || from.hash_scheme != to.hash_scheme ||
-      !SameGeometry(from.filter, to.filter)) {
+      !from.filter.SameGeometry(to.filter)) {
     return Status::InvalidArgument("delta between summaries of different schemes or geometry");
   }
   if (from.version >= to.version) {
@@ -43,7 +39,8 @@ Status CheckBase(const SummaryDelta& delta, const Summary& base) {
                               Quote(base.version));
   }
   if (delta.key_scheme != base.key_scheme || delta.hash_scheme != base.hash_scheme ||
-      delta.k != base.filter.k() || delta.log2_bits != base.filter.log2_bits()) {
+      delta.k != base.filter.k() || delta.log2_bits != base.filter.log2_bits() ||
+      delta.multiplier != base.filter.multiplier()) {
     return Status::OutOfRange("delta geometry or schemes differ from the summary held for '" +
                               base.origin + "'");
   }
@@ -51,11 +48,12 @@ Status CheckBase(const SummaryDelta& delta, const Summary& base) {
 }
 
 Status CheckPositions(const SummaryDelta& delta) {
-  const uint64_t universe = delta.log2_bits >= 64 ? 0 : uint64_t{1} << delta.log2_bits;
+  const uint64_t universe =
+      delta.log2_bits >= 58 ? 0 : uint64_t{delta.multiplier} << delta.log2_bits;
   for (size_t i = 0; i < delta.flipped.size(); ++i) {
     if (delta.flipped[i] >= universe || (i > 0 && delta.flipped[i] <= delta.flipped[i - 1])) {
-      return Status::InvalidArgument("delta positions are not strictly ascending below 2^" +
-                                     std::to_string(delta.log2_bits));
+      return Status::InvalidArgument("delta positions are not strictly ascending below " +
+                                     SizeText(delta.log2_bits, delta.multiplier));
     }
   }
   return Status::Ok();
@@ -121,6 +119,7 @@ Status ComputeDelta(const Summary& from, const Summary& to, SummaryDelta* out) {
   delta.hash_scheme = to.hash_scheme;
   delta.k = to.filter.k();
   delta.log2_bits = to.filter.log2_bits();
+  delta.multiplier = to.filter.multiplier();
   delta.estimated_items = to.estimated_items;
   const std::vector<uint64_t>& a = from.filter.words();
   const std::vector<uint64_t>& b = to.filter.words();

@@ -243,6 +243,16 @@ TEST(Config, ImpossibleGeometryIsRefused) {
             0u);
 }
 
+TEST(Config, FilterSizes) {
+  Config c;
+  ASSERT_TRUE(Parse(kMinimal, &c).ok());
+  EXPECT_EQ(c.filter_sizes, SizeSteps::kPowerOfTwo);
+  ASSERT_TRUE(Parse(std::string(kMinimal) + "filter_sizes = \"exact\"\n", &c).ok());
+  EXPECT_EQ(c.filter_sizes, SizeSteps::kExact);
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "filter_sizes = \"odd\"\n"),
+            "t.toml:4: 'filter_sizes' must be 'power-of-two' or 'exact', got 'odd'");
+}
+
 TEST(Config, MissingFileIsAnIoError) {
   Config c;
   Status s = LoadConfig("/nonexistent/peerbloomd.toml", &c);

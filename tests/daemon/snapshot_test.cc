@@ -167,11 +167,26 @@ TEST_F(SnapshotTest, NewerFormatThatThisBuildCanReadIsRead) {
 
 TEST_F(SnapshotTest, NewerMinimumReaderIsRefusedNamingBothVersions) {
   SnapshotState read;
-  const Status s = ReadWithVersions(4, 3, &read);
+  const Status s = ReadWithVersions(5, 4, &read);
   EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
   EXPECT_EQ(s.message(), "snapshot '" + path_ +
-                             "' has format version '4' and needs a reader of format '3' or "
-                             "newer, this build reads '2'");
+                             "' has format version '5' and needs a reader of format '4' or "
+                             "newer, this build reads '3'");
+}
+
+// A counting filter of c x 2^j counters (c > 1) is saved as format 3, minimum reader 3: a
+// format 2 reader would ignore the multiplier and misread the counters, so it refuses.
+TEST_F(SnapshotTest, ExactSizeFilterWritesFormat3WithItsMultiplier) {
+  state_.size_multiplier = 5;
+  state_.cells.assign(5 * 512, '\x11');
+  ASSERT_TRUE(WriteSnapshot(path_, state_).ok());
+  EXPECT_EQ(Bytes().substr(0, 16), std::string("PBSNAP01\x03\0\0\0\x03\0\0\0", 16));
+  SnapshotState read;
+  const Status s = ReadSnapshot(path_, &read);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(read.size_multiplier, 5u);
+  EXPECT_EQ(read.log2_counters, state_.log2_counters);
+  EXPECT_EQ(read.cells, state_.cells);
 }
 
 TEST_F(SnapshotTest, MinimumReaderAboveItsVersionIsCorrupt) {

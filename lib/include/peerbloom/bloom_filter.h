@@ -1,4 +1,5 @@
-// BloomFilter: a plain Bloom filter of 2^log2_bits bits and k probes per key.
+// BloomFilter: a plain Bloom filter of c * 2^log2_bits bits (c odd, the size multiplier; 1
+// for power-of-two filters) and k probes per key. bloom_probe.h says how positions reduce.
 //
 // This is the summary a node gossips and the form a peer's summary takes at a receiver.
 // Bit j lives in word j / 64 under mask 1 << (j % 64).
@@ -10,6 +11,7 @@
 
 #include <bit>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "peerbloom/bloom_probe.h"
@@ -18,37 +20,43 @@
 
 namespace peerbloom {
 
+// "2^j" for a power-of-two size, "c x 2^j" otherwise: sizes in messages for people.
+std::string SizeText(unsigned log2, unsigned multiplier);
+// InvalidArgument unless IsValidSizeMultiplier(multiplier).
+Status CheckSizeMultiplier(unsigned multiplier);
+
 class BloomFilter {
  public:
   // An empty filter of the minimum size with k = 1.
   BloomFilter() : BloomFilter(kMinLog2Bits, 1) {}
-  // REQUIRES: kMinLog2Bits <= log2_bits <= kMaxLog2Bits, 1 <= k <= kMaxHashes.
-  // Use Create() for sizes that come from outside.
-  BloomFilter(unsigned log2_bits, unsigned k);
+  // REQUIRES: kMinLog2Bits <= log2_bits <= kMaxLog2Bits, 1 <= k <= kMaxHashes,
+  // IsValidSizeMultiplier(multiplier). Use Create() for sizes that come from outside.
+  BloomFilter(unsigned log2_bits, unsigned k, unsigned multiplier = 1);
   static Status Create(unsigned log2_bits, unsigned k, BloomFilter* out);
+  static Status Create(unsigned log2_bits, unsigned k, unsigned multiplier, BloomFilter* out);
 
   unsigned log2_bits() const noexcept { return log2_bits_; }
-  uint64_t bits() const noexcept { return uint64_t{1} << log2_bits_; }
-  uint64_t mask() const noexcept { return bits() - 1; }
+  // The odd factor c of the size c * 2^log2_bits.
+  unsigned multiplier() const noexcept { return multiplier_; }
+  uint64_t bits() const noexcept { return uint64_t{multiplier_} << log2_bits_; }
+  const SizeReduction& reduction() const noexcept { return reduce_; }
   unsigned k() const noexcept { return k_; }
   size_t bytes() const noexcept { return words_.size() * sizeof(uint64_t); }
+  // Same size and k.
+  bool SameGeometry(const BloomFilter& other) const noexcept {
+    return log2_bits_ == other.log2_bits_ && multiplier_ == other.multiplier_ && k_ == other.k_;
+  }
 
   void Add(const KeyHash& h) noexcept {
     uint64_t* const words = words_.data();
-    ForEachProbe(h, k_, mask(),
+    ForEachProbe(h, k_, reduce_,
                  [words](uint64_t pos) { words[pos >> 6] |= uint64_t{1} << (pos & 63); });
   }
   bool MayContain(const KeyHash& h) const noexcept {
     const uint64_t* const words = words_.data();
-    const uint64_t mask = this->mask();
-    const unsigned k = k_;
-    const uint64_t step = h.h2 | 1;
-    uint64_t g = h.h1;
-    for (unsigned i = 0; i < k; ++i, g += step) {
-      const uint64_t pos = g & mask;
-      if (((words[pos >> 6] >> (pos & 63)) & 1) == 0) return false;
-    }
-    return true;
+    return ForEachProbe(h, k_, reduce_, [words](uint64_t pos) {
+      return ((words[pos >> 6] >> (pos & 63)) & 1) != 0;
+    });
   }
 
   void SetBit(uint64_t pos) noexcept { words_[pos >> 6] |= uint64_t{1} << (pos & 63); }
@@ -57,10 +65,11 @@ class BloomFilter {
 
   // OR of another filter of the same size and k into this one.
   Status Union(const BloomFilter& other);
-  // Halves the size by OR-ing the upper half onto the lower half. The result equals the
-  // filter built at half the size from the same keys. At the minimum size it does nothing.
+  // Halves the size (c * 2^j -> c * 2^(j-1)) by OR-ing the upper half onto the lower half.
+  // The result equals the filter built at half the size from the same keys. At the minimum
+  // size it does nothing.
   void Fold() noexcept;
-  // Folds down to 2^log2_bits. InvalidArgument if larger than now or below the minimum.
+  // Folds down to c * 2^log2_bits. InvalidArgument if larger than now or below the minimum.
   Status FoldTo(unsigned log2_bits);
 
   uint64_t PopCount() const noexcept;
@@ -73,11 +82,15 @@ class BloomFilter {
   const std::vector<uint64_t>& words() const noexcept { return words_; }
   std::vector<uint64_t>& mutable_words() noexcept { return words_; }
 
-  bool operator==(const BloomFilter& other) const = default;
+  bool operator==(const BloomFilter& other) const {
+    return SameGeometry(other) && words_ == other.words_;
+  }
 
  private:
   unsigned log2_bits_;
+  unsigned multiplier_;
   unsigned k_;
+  SizeReduction reduce_;
   std::vector<uint64_t> words_;
 };
 

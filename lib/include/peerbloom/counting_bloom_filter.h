@@ -1,4 +1,5 @@
-// CountingBloomFilter: 2^log2_counters 4-bit saturating counters, k probes per key.
+// CountingBloomFilter: c * 2^log2_counters 4-bit saturating counters (c odd, the size
+// multiplier; 1 for power-of-two filters), k probes per key.
 //
 // The local truth of what this node's cache holds. Counters are packed two per byte
 // (counter j is the low nibble of byte j/2 when j is even, the high nibble when odd).
@@ -32,9 +33,12 @@ class CountingBloomFilter {
  public:
   static constexpr uint8_t kMaxCount = 15;
 
-  // REQUIRES: kMinLog2Bits <= log2_counters <= kMaxLog2Bits, 1 <= k <= kMaxHashes.
-  CountingBloomFilter(unsigned log2_counters, unsigned k);
+  // REQUIRES: kMinLog2Bits <= log2_counters <= kMaxLog2Bits, 1 <= k <= kMaxHashes,
+  // IsValidSizeMultiplier(multiplier).
+  CountingBloomFilter(unsigned log2_counters, unsigned k, unsigned multiplier = 1);
   static Status Create(unsigned log2_counters, unsigned k, CountingBloomFilter* out);
+  static Status Create(unsigned log2_counters, unsigned k, unsigned multiplier,
+                       CountingBloomFilter* out);
   CountingBloomFilter(CountingBloomFilter&&) noexcept = default;
   CountingBloomFilter& operator=(CountingBloomFilter&&) noexcept = default;
   CountingBloomFilter(const CountingBloomFilter&) = delete;
@@ -42,8 +46,9 @@ class CountingBloomFilter {
   CountingBloomFilter Clone() const;
 
   unsigned log2_counters() const noexcept { return log2_counters_; }
-  uint64_t counters() const noexcept { return uint64_t{1} << log2_counters_; }
-  uint64_t mask() const noexcept { return counters() - 1; }
+  unsigned multiplier() const noexcept { return multiplier_; }
+  uint64_t counters() const noexcept { return uint64_t{multiplier_} << log2_counters_; }
+  const SizeReduction& reduction() const noexcept { return reduce_; }
   unsigned k() const noexcept { return k_; }
   size_t bytes() const noexcept { return cells_.size(); }
 
@@ -55,24 +60,19 @@ class CountingBloomFilter {
   // overlap). bench/filter_bench has the figures.
   void Add(const KeyHash& h) noexcept {
     uint8_t* const cells = cells_.data();
-    const uint64_t mask = this->mask();
-    const unsigned k = k_;
-    const uint64_t step = h.h2 | 1;
-    uint64_t g = h.h1;
     uint64_t events = 0;
     uint64_t newly_saturated = 0;
-    for (unsigned i = 0; i < k; ++i, g += step) {
-      const uint64_t pos = g & mask;
+    ForEachProbe(h, k_, reduce_, [&](uint64_t pos) {
       const unsigned shift = static_cast<unsigned>(pos & 1) << 2;
       const uint8_t cell = cells[pos >> 1];
       const unsigned c = (cell >> shift) & 0xfu;
       if (__builtin_expect(c == kMaxCount, 0)) {  // sticky: never wraps
         ++events;
-        continue;
+        return;
       }
       cells[pos >> 1] = static_cast<uint8_t>(cell + (1u << shift));
       newly_saturated += c == kMaxCount - 1;
-    }
+    });
     saturation_events_ += events;
     saturated_counters_ += newly_saturated;
     ++items_;
@@ -87,38 +87,27 @@ class CountingBloomFilter {
       return false;
     }
     uint8_t* const cells = cells_.data();
-    const uint64_t mask = this->mask();
-    const unsigned k = k_;
-    const uint64_t step = h.h2 | 1;
-    uint64_t g = h.h1;
-    for (unsigned i = 0; i < k; ++i, g += step) {
-      const uint64_t pos = g & mask;
+    ForEachProbe(h, k_, reduce_, [cells](uint64_t pos) {
       const unsigned shift = static_cast<unsigned>(pos & 1) << 2;
       const uint8_t cell = cells[pos >> 1];
       if (__builtin_expect(((cell >> shift) & 0xfu) != kMaxCount, 1)) {  // 15 stays 15
         cells[pos >> 1] = static_cast<uint8_t>(cell - (1u << shift));
       }
-    }
+    });
     items_ -= items_ > 0;
     return true;
   }
   bool MayContain(const KeyHash& h) const noexcept {
     const uint8_t* const cells = cells_.data();
-    const uint64_t mask = this->mask();
-    const unsigned k = k_;
-    const uint64_t step = h.h2 | 1;
-    uint64_t g = h.h1;
-    for (unsigned i = 0; i < k; ++i, g += step) {
-      const uint64_t pos = g & mask;
-      if ((cells[pos >> 1] & (0xfu << ((pos & 1) << 2))) == 0) return false;
-    }
-    return true;
+    return ForEachProbe(h, k_, reduce_, [cells](uint64_t pos) {
+      return (cells[pos >> 1] & (0xfu << ((pos & 1) << 2))) != 0;
+    });
   }
   // Asks the CPU to start loading the key's counters. A caller with several keys in hand
   // prefetches them all, then operates on them, so the memory latencies overlap.
   void Prefetch(const KeyHash& h) const noexcept {
     const uint8_t* const cells = cells_.data();
-    ForEachProbe(h, k_, mask(), [cells](uint64_t pos) { __builtin_prefetch(cells + (pos >> 1)); });
+    ForEachProbe(h, k_, reduce_, [cells](uint64_t pos) { __builtin_prefetch(cells + (pos >> 1)); });
   }
   // Batches: the same results as calling the single-key operation on hashes[0], hashes[1],
   // ... in order (a remove still sees the adds and removes before it), with the counter
@@ -148,12 +137,18 @@ class CountingBloomFilter {
     return (cells_[pos >> 1] >> ((pos & 1) << 2)) & 0xf;
   }
 
-  // The Bloom filter of 2^log2_bits bits whose bit j is set when any counter j', with
-  // j' mod 2^log2_bits == j, is non-zero. Equals building that Bloom filter directly from
-  // the same keys. InvalidArgument unless kMinLog2Bits <= log2_bits <= log2_counters().
-  Status Project(unsigned log2_bits, BloomFilter* out) const;
-  // Whether summary bit `pos` of a projection to 2^log2_bits is set: OR over its counters.
-  bool ProjectedBit(uint64_t pos, unsigned log2_bits) const noexcept;
+  // The Bloom filter of m = multiplier * 2^log2_bits bits whose bit j is set when any
+  // counter j', with j' mod m == j, is non-zero. Equals building that Bloom filter directly
+  // from the same keys, because m divides counters() (bloom_probe.h). InvalidArgument unless
+  // kMinLog2Bits <= log2_bits <= log2_counters() and multiplier divides multiplier().
+  Status Project(unsigned log2_bits, unsigned multiplier, BloomFilter* out) const;
+  // The same with this filter's multiplier: the counters folded by halves.
+  Status Project(unsigned log2_bits, BloomFilter* out) const {
+    return Project(log2_bits, multiplier_, out);
+  }
+  // Whether bit `pos` of a projection to `bits` bits is set: OR over its counters.
+  // REQUIRES: bits is a size Project accepts, pos < bits.
+  bool ProjectedBit(uint64_t pos, uint64_t bits) const noexcept;
 
   // Adds minus accepted removes: the number of keys the filter believes it holds.
   uint64_t items() const noexcept { return items_; }
@@ -188,7 +183,9 @@ class CountingBloomFilter {
   static constexpr size_t kLoadsInFlight = 24;
 
   unsigned log2_counters_;
+  unsigned multiplier_;
   unsigned k_;
+  SizeReduction reduce_;
   std::vector<uint8_t, HugePageAllocator<uint8_t>> cells_;  // huge pages: see the allocator
   uint64_t items_ = 0;
   uint64_t saturated_counters_ = 0;

@@ -121,6 +121,7 @@ struct PeerInfo {
   uint64_t summary_epoch = 0;
   unsigned k = 0;
   unsigned log2_bits = 0;
+  unsigned multiplier = 0;          // Addition: the summary has multiplier * 2^log2_bits bits
   int64_t last_heard_ms = 0;        // local time its heartbeat last advanced
   int64_t summary_received_ms = 0;  // local time its current summary version arrived
   // Additions, for imported digests (imported = true): `endpoint` is the url fetched,

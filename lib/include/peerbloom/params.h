@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "peerbloom/status.h"
 
@@ -34,6 +35,26 @@ double Capacity(double bits, unsigned k, double fpr) noexcept;
 unsigned SmallestLog2Bits(double items, unsigned k, double fpr, unsigned min_log2,
                           unsigned max_log2) noexcept;
 
+// A filter size c * 2^log2 (c odd, see bloom_probe.h).
+struct FilterSize {
+  unsigned log2 = 0;
+  unsigned multiplier = 1;
+  uint64_t bits() const noexcept { return uint64_t{multiplier} << log2; }
+  bool operator==(const FilterSize&) const = default;
+};
+
+// The odd divisors of c in ascending order (1 first). REQUIRES: c >= 1.
+std::vector<unsigned> OddDivisors(unsigned c);
+// Every valid size multiplier: 1, 3, 5, ..., kMaxSizeMultiplier.
+std::vector<unsigned> AllSizeMultipliers();
+
+// The fewest bits d * 2^j, with d in `multipliers` and min_log2 <= j <= max_log2, whose
+// false-positive rate for `items` keys is at most `fpr`; nullopt when none is. Each bit count
+// has one such form, so the answer is unique.
+std::optional<FilterSize> SmallestSize(double items, unsigned k, double fpr, unsigned min_log2,
+                                       unsigned max_log2,
+                                       const std::vector<unsigned>& multipliers) noexcept;
+
 // How a node trades counter memory against wire size. All use 4-bit counters.
 //  kMemoryLean  k = round(log2(1/p)): the fewest counters per key (about 10-19 at 1 %),
 //               summaries near half full that compress poorly (about 10-19 bits per key).
@@ -49,12 +70,22 @@ std::optional<Profile> ParseProfile(std::string_view name) noexcept;
 struct Geometry {
   unsigned k = 0;
   unsigned log2_counters = 0;
+  unsigned multiplier = 1;  // counters = multiplier * 2^log2_counters
+  uint64_t counters() const noexcept { return uint64_t{multiplier} << log2_counters; }
+};
+
+// Which counter counts ChooseGeometry may pick.
+enum class SizeSteps : uint8_t {
+  kPowerOfTwo = 0,  // 2^j: the sizes of summary format 1 and snapshot format 2
+  kExact = 1,       // c * 2^j, c odd <= kMaxSizeMultiplier: within 1/32 of the need
 };
 
 // The counting filter geometry for `capacity` keys at local false-positive rate `fpr`:
-// the profile's k and the smallest power-of-two counter count that meets `fpr` at capacity.
-// InvalidArgument for capacity 0, fpr outside (0, 0.5], or a size above kMaxLog2Bits.
-Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out);
+// the profile's k and the smallest counter count of the given steps that meets `fpr` at
+// capacity. InvalidArgument for capacity 0, fpr outside (0, 0.5], or a size above
+// 2^kMaxLog2Bits counters.
+Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out,
+                      SizeSteps steps = SizeSteps::kPowerOfTwo);
 
 }  // namespace peerbloom
 

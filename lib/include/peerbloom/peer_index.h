@@ -1,14 +1,15 @@
 // PeerIndex: who-has over every peer's summary in one pass ("bit-sliced" Bloom filters).
 //
-// Peers whose filters share a geometry (log2_bits, k) form a group. A group stores, for each
-// bit position p of its filters, one row of `stride` bytes that holds bit p of every peer in
-// the group, one bit per column (peer slot): column c is bit c % 8 of byte c / 8. A lookup of
-// a key ANDs the k rows of its k positions: k memory reads answer up to 64 peers per 8 bytes
-// of row, where scanning the peers one by one costs P * k reads (P cache misses at least).
+// Peers whose filters share a geometry (size c * 2^log2_bits, k) form a group; peers of
+// different sizes sit in different groups, each probed with its own size reduction. A group stores,
+// for each bit position p of its filters, one row of `stride` bytes that holds bit p of every peer
+// in the group, one bit per column (peer slot): column c is bit c % 8 of byte c / 8. A lookup of a
+// key ANDs the k rows of its k positions: k memory reads answer up to 64 peers per 8 bytes of row,
+// where scanning the peers one by one costs P * k reads (P cache misses at least).
 //
 // Memory: the index is the only uncompressed copy of a peer's filter. A group of P peers at
-// 2^b bits holds 2^b * stride bytes, stride = the smallest of 1, 2, 4, 8, 16, 24, ... bytes
-// with 8 * stride >= P, so a full group costs 2^b / 8 bytes per peer, the size of the filter
+// m bits holds m * stride bytes, stride = the smallest of 1, 2, 4, 8, 16, 24, ... bytes
+// with 8 * stride >= P, so a full group costs m / 8 bytes per peer, the size of the filter
 // itself, plus 8 bytes of digest and ~40 bytes of bookkeeping per slot. Extract() rebuilds a
 // peer's BloomFilter from its column when one is needed (to re-encode it for another node);
 // the FilterDigest of every slot is kept up to date incrementally, so delta checks need no
@@ -62,7 +63,7 @@ class PeerIndex {
   // InvalidArgument for a slot that is not in use or is foreign.
   Status Replace(Slot slot, const BloomFilter& filter);
   // Toggles the given positions of a slot's filter (a delta's flipped positions) and updates
-  // its digest. InvalidArgument, with nothing changed, for a position >= 2^log2_bits or a slot
+  // its digest. InvalidArgument, with nothing changed, for a position beyond the size or a slot
   // that is not a bit-sliced one in use.
   Status Flip(Slot slot, std::span<const uint64_t> positions);
   // Frees a slot (bit-sliced or foreign) for reuse. No-op for a slot not in use.
@@ -74,6 +75,7 @@ class PeerIndex {
   bool IsForeign(Slot slot) const noexcept;
   // Geometry and FilterDigest of a bit-sliced slot; 0 for any other.
   unsigned log2_bits(Slot slot) const noexcept;
+  unsigned multiplier(Slot slot) const noexcept;
   unsigned k(Slot slot) const noexcept;
   uint64_t digest(Slot slot) const noexcept;
   // Rebuilds the filter of a bit-sliced slot. O(bits). InvalidArgument for any other slot.
@@ -101,7 +103,7 @@ class PeerIndex {
   struct Group;
   struct SlotInfo;
 
-  Group* FindOrAddGroup(unsigned log2_bits, unsigned k);
+  Group* FindOrAddGroup(const BloomFilter& filter);
   Slot AllocateSlot();
   void Place(Slot slot, const BloomFilter& filter);
   void Unplace(Slot slot);

@@ -1,7 +1,7 @@
 // Summaries: what a node tells its peers about its cache, as full snapshots and deltas.
 //
-// A summary is a plain Bloom filter (the projection of the node's counting filter, folded to
-// the smallest power-of-two size that meets the false-positive target) plus who made it and
+// A summary is a plain Bloom filter (the projection of the node's counting filter onto the
+// smallest size that divides it and meets the false-positive target) plus who made it and
 // which version it is. Versions count up within an epoch; a node that restarts without its
 // state, or changes its filter geometry, starts a new epoch. Receivers keep, per origin, the
 // summary of the highest (epoch, version) they have seen.
@@ -60,8 +60,9 @@ struct SummaryDelta {
   HashScheme hash_scheme = HashScheme::kSipHash13x2;
   unsigned k = 1;
   unsigned log2_bits = kMinLog2Bits;
+  unsigned multiplier = 1;  // the filter has multiplier * 2^log2_bits bits
   uint64_t estimated_items = 0;
-  std::vector<uint64_t> flipped;  // strictly ascending positions < 2^log2_bits
+  std::vector<uint64_t> flipped;  // strictly ascending positions below the size
   uint64_t result_digest = 0;     // FilterDigest() of the filter after applying the delta
 };
 
@@ -127,6 +128,7 @@ struct MessageHeader {
   uint64_t base_version = 0;  // deltas only
   unsigned k = 0;
   unsigned log2_bits = 0;
+  unsigned multiplier = 1;
   BodyEncoding body_encoding = BodyEncoding::kRaw;
 };
 Status PeekHeader(std::string_view bytes, const DecodeLimits& limits, MessageHeader* out);

@@ -1,12 +1,15 @@
 // SummaryBuilder: keeps a node's published summary in step with its counting filter.
 //
-// The summary is the counting filter projected onto the smallest power-of-two size whose
-// estimated false-positive rate, for the filter's current item count, meets the target
-// (SmallestLog2Bits). After every add or remove the caller passes the key's hash to Touch(),
-// which marks the key's summary positions dirty; Publish() recomputes only those positions
-// (each is the OR of the counters that fold onto it), so a publication costs O(changes), not
-// O(filter). When the item count moves the best size (with hysteresis, so it does not flap),
-// Publish() re-projects and emits a full summary of the new geometry instead of a delta.
+// The summary is the counting filter projected onto the smallest size whose estimated
+// false-positive rate, for the filter's current item count, meets the target (SmallestSize).
+// The sizes on offer are d * 2^j for every odd divisor d of the counting filter's multiplier
+// c and j up to its log2: exactly the sizes that divide its counter count, so that the
+// projection equals the filter built directly at that size (bloom_probe.h). After every add or
+// remove the caller passes the key's hash to Touch(), which marks the key's summary positions
+// dirty; Publish() recomputes only those positions (each is the OR of the counters that fold onto
+// it), so a publication costs O(changes), not O(filter). When the item count moves the best size
+// (with hysteresis, so it does not flap), Publish() re-projects and emits a full summary of the new
+// geometry instead of a delta.
 //
 // Thread-safety: none. The builder reads the counting filter it was given, which must outlive
 // it and must not be replaced underneath it.
@@ -18,6 +21,7 @@
 #include <vector>
 
 #include "peerbloom/counting_bloom_filter.h"
+#include "peerbloom/params.h"
 #include "peerbloom/status.h"
 #include "peerbloom/summary.h"
 
@@ -31,7 +35,7 @@ struct SummaryBuilderOptions {
   HashScheme hash_scheme = HashScheme::kSipHash13x2;
   // Default: 0.01. The summary's estimated false-positive rate target.
   double target_fpr = 0.01;
-  // Default: 10. Summaries never fold below 2^min_log2_bits bits.
+  // Default: 10. Summaries never fold below 2^min_log2_bits bits (times their multiplier).
   unsigned min_log2_bits = 10;
   // Default: 0.25. Shrink only when the smaller size meets the target even with this many
   // more items (1.25 x n), so a count hovering near a boundary does not flap.
@@ -68,8 +72,9 @@ class SummaryBuilder {
   uint64_t digest() const noexcept { return digest_; }
 
  private:
-  unsigned ChooseLog2Bits() const noexcept;
-  Status PublishFull(unsigned log2_bits, Publication* out);
+  FilterSize ChooseSize() const noexcept;
+  FilterSize Smallest(double items) const noexcept;
+  Status PublishFull(FilterSize size, Publication* out);
   void PublishDelta(Publication* out);
   std::vector<uint64_t> CollectFlips() const;
   void ResetDirty();

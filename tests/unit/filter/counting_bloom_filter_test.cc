@@ -16,7 +16,7 @@ using testing::HashOfId;
 
 std::vector<uint64_t> Positions(const CountingBloomFilter& f, const KeyHash& h) {
   std::vector<uint64_t> positions;
-  ForEachProbe(h, f.k(), f.mask(), [&](uint64_t pos) { positions.push_back(pos); });
+  ForEachProbe(h, f.k(), f.reduction(), [&](uint64_t pos) { positions.push_back(pos); });
   return positions;
 }
 
@@ -123,7 +123,8 @@ TEST(CountingBloomFilter, ProjectedBitMatchesProject) {
     BloomFilter projected;
     ASSERT_TRUE(f.Project(log2, &projected).ok());
     for (uint64_t pos = 0; pos < projected.bits(); ++pos) {
-      ASSERT_EQ(f.ProjectedBit(pos, log2), projected.TestBit(pos)) << log2 << " " << pos;
+      ASSERT_EQ(f.ProjectedBit(pos, projected.bits()), projected.TestBit(pos))
+          << log2 << " " << pos;
     }
   }
 }

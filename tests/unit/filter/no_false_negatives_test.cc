@@ -101,7 +101,7 @@ class ChurnHarness {
 
   void Add(uint64_t id) {
     const KeyHash& h = hashes_[id];
-    ForEachProbe(h, filter_.k(), filter_.mask(), [&](uint64_t pos) {
+    ForEachProbe(h, filter_.k(), filter_.reduction(), [&](uint64_t pos) {
       expected_saturation_events_ += filter_.Counter(pos) == CountingBloomFilter::kMaxCount;
     });
     filter_.Add(h);
@@ -132,12 +132,12 @@ class ChurnHarness {
     if (model_.count(id) != 0 || filter_.MayContain(hashes_[id])) return;
     const uint64_t items = filter_.items();
     std::vector<uint8_t> before;
-    ForEachProbe(hashes_[id], filter_.k(), filter_.mask(),
+    ForEachProbe(hashes_[id], filter_.k(), filter_.reduction(),
                  [&](uint64_t pos) { before.push_back(filter_.Counter(pos)); });
     ASSERT_FALSE(filter_.Remove(hashes_[id]));
     ++expected_refused_;
     size_t i = 0;
-    ForEachProbe(hashes_[id], filter_.k(), filter_.mask(),
+    ForEachProbe(hashes_[id], filter_.k(), filter_.reduction(),
                  [&](uint64_t pos) { ASSERT_EQ(filter_.Counter(pos), before[i++]); });
     ASSERT_EQ(filter_.items(), items);
   }

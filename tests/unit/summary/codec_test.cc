@@ -102,14 +102,14 @@ TEST(SummaryCodec, HeaderLayoutMatchesTheSpecification) {
 
 TEST(SummaryCodec, RefusesAMinimumReaderVersionAboveItsOwn) {
   std::string m = Encode(MakeSummary(FilterWithFill(10, 1, 0.05, 4)), std::nullopt);
-  m[4] = 3;
-  m[5] = 2;
+  m[4] = 4;
+  m[5] = 3;
   testing_util::Reseal(&m);
   Summary out;
   const Status st = DecodeSummary(m, DecodeLimits{}, &out);
   EXPECT_TRUE(st.IsNotSupported());
   EXPECT_EQ(st.message(),
-            "summary format version '3' needs reader version '2', this reader is version '1'");
+            "summary format version '4' needs reader version '3', this reader is version '2'");
   MessageHeader h;
   EXPECT_TRUE(PeekHeader(m, DecodeLimits{}, &h).IsNotSupported());
 }

@@ -17,7 +17,7 @@ using testing_util::MakeSummary;
 Summary Next(const Summary& base, int flips, std::mt19937_64& rng) {
   Summary next = base;
   ++next.version;
-  for (int i = 0; i < flips; ++i) next.filter.FlipBit(rng() & next.filter.mask());
+  for (int i = 0; i < flips; ++i) next.filter.FlipBit(rng() % next.filter.bits());
   return next;
 }
 

@@ -35,7 +35,7 @@ std::string EncodeDeltaBetween(const Summary& from, int flips, uint64_t seed) {
   Summary to = from;
   ++to.version;
   std::mt19937_64 rng(seed);
-  for (int i = 0; i < flips; ++i) to.filter.FlipBit(rng() & to.filter.mask());
+  for (int i = 0; i < flips; ++i) to.filter.FlipBit(rng() % to.filter.bits());
   SummaryDelta d;
   EXPECT_TRUE(ComputeDelta(from, to, &d).ok());
   std::string out;
@@ -75,9 +75,17 @@ std::map<std::string, std::string> SummarySeeds() {
   bomb.resize(ZSTD_compress(bomb.data(), bomb.size(), zeros.data(), zeros.size(), 3));
   seeds["corrupt-zstd-bomb"] = testing_util::WithBody(seeds["valid-zstd"], bomb);
   seeds["corrupt-zstd-body"] = CorruptBody(seeds["valid-zstd"], 12);
+  // Format 2 (a size multiplier) is read; a minimum reader of 3 is not.
+  const Summary exact = MakeSummary(FilterWithFill(8, 1, 0.02, 5, 5));
+  seeds["valid-exact-golomb"] = EncodeFull(exact, BodyEncoding::kGolombRice);
+  seeds["valid-exact-raw"] = EncodeFull(exact, BodyEncoding::kRaw);
+  std::string even = seeds["valid-exact-raw"];
+  even[15] = 6;  // the multiplier must be odd
+  testing_util::Reseal(&even);
+  seeds["corrupt-even-multiplier"] = even;
   std::string newer = golomb;
-  newer[4] = 2;
-  newer[5] = 2;
+  newer[4] = 3;
+  newer[5] = 3;
   testing_util::Reseal(&newer);
   seeds["corrupt-newer-reader"] = newer;
   return seeds;

@@ -17,8 +17,8 @@ namespace peerbloom::testing_util {
 // A node: its counting filter, the builder, and the keys its cache holds (with repeats when
 // the same key was added twice).
 struct Node {
-  Node(unsigned log2_counters, unsigned k, SummaryBuilderOptions options)
-      : filter(log2_counters, k), builder(&filter, std::move(options)) {}
+  Node(unsigned log2_counters, unsigned k, SummaryBuilderOptions options, unsigned multiplier = 1)
+      : filter(log2_counters, k, multiplier), builder(&filter, std::move(options)) {}
   void Add(const KeyHash& h) {
     filter.Add(h);
     builder.Touch(h);

@@ -19,8 +19,9 @@ inline KeyHash RandomHash(std::mt19937_64& rng) { return KeyHash{rng(), rng()}; 
 
 // A filter of 2^log2_bits bits with each bit set with probability `fill` (exactly 0 and 1
 // give the empty and the full filter).
-inline BloomFilter FilterWithFill(unsigned log2_bits, unsigned k, double fill, uint64_t seed) {
-  BloomFilter filter(log2_bits, k);
+inline BloomFilter FilterWithFill(unsigned log2_bits, unsigned k, double fill, uint64_t seed,
+                                  unsigned multiplier = 1) {
+  BloomFilter filter(log2_bits, k, multiplier);
   std::mt19937_64 rng(seed);
   std::bernoulli_distribution bit(fill);
   for (uint64_t pos = 0; pos < filter.bits(); ++pos) {
