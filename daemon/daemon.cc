@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 
+#include "daemon/epoch_floor.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
 
@@ -22,6 +23,7 @@ namespace {
 
 constexpr int64_t kFeedPollMs = 100;
 constexpr int64_t kMaxWaitMs = 1000;
+constexpr int64_t kSnapshotCheckMs = 20;
 
 int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -33,9 +35,15 @@ int64_t UnixMs() {
 
 Daemon::Daemon(Config config, const Clock* clock) : config_(std::move(config)), clock_(clock) {
   snapshot_path_ = config_.data_dir + "/state.snapshot";
+  snapshot_writer_ = std::make_unique<SnapshotWriter>(snapshot_path_);
 }
 
+// Timers run on the injected monotonic Clock; the wall clock only names epochs and dates
+// snapshots, so a stepped system clock moves no deadline.
+int64_t Daemon::WallMs() const { return UnixMs() + config_.test_wall_clock_offset_ms; }
+
 Daemon::~Daemon() {
+  snapshot_writer_.reset();  // waits for a write under way
   // Sockets must close before the context: destroy owners first.
   control_.reset();
   transport_.reset();
@@ -84,7 +92,7 @@ Status Daemon::LoadKeys(std::set<std::string>* authorized) {
 }
 
 Status Daemon::RestoreSnapshot(uint64_t* epoch) {
-  *epoch = static_cast<uint64_t>(UnixMs());
+  *epoch = static_cast<uint64_t>(WallMs());
   SnapshotState snap;
   Status s = ReadSnapshot(snapshot_path_, &snap);
   if (s.IsNotFound()) return Status::Ok();
@@ -167,6 +175,9 @@ Status Daemon::Start() {
   }
   uint64_t epoch = 0;
   PEERBLOOM_RETURN_IF_ERROR(RestoreSnapshot(&epoch));
+  Status claimed = ClaimEpoch(config_.data_dir + "/epoch", epoch, &epoch);
+  if (claimed.IsCorruption()) return claimed;
+  if (!claimed.ok()) spdlog::warn("epoch {}: {}", epoch, claimed.message());
 
   TransportOptions to;
   to.listen = config_.listen;
@@ -178,6 +189,7 @@ Status Daemon::Start() {
   to.heartbeat_interval_ms = static_cast<int>(config_.link_heartbeat_interval_ms);
   to.heartbeat_timeout_ms = static_cast<int>(config_.link_heartbeat_timeout_ms);
   transport_ = std::make_unique<Transport>(&context_, std::move(to));
+  ApplyFaults();
   std::string bound;
   PEERBLOOM_RETURN_IF_ERROR(transport_->Start(&bound));
   advertise_ = config_.advertise.empty() ? bound : config_.advertise;
@@ -220,7 +232,12 @@ void Daemon::WireControl() {
 int64_t Daemon::NextDeadline(int64_t now) const {
   int64_t deadline = std::min(engine_->NextDeadline(), now + kMaxWaitMs);
   if (store_->builder()->pending() > 0) deadline = std::min(deadline, next_publish_ms_);
-  if (config_.snapshot_interval_ms > 0) deadline = std::min(deadline, next_snapshot_ms_);
+  if (snapshot_writer_->busy()) {
+    // Look for the write's end now and then; its deadline waits until it has ended.
+    deadline = std::min(deadline, now + kSnapshotCheckMs);
+  } else if (config_.snapshot_interval_ms > 0) {
+    deadline = std::min(deadline, next_snapshot_ms_);
+  }
   bool file_feeds = false;
   for (const auto& feed : feeds_) file_feeds |= feed->poll_fd() < 0;
   if (file_feeds) deadline = std::min(deadline, next_feed_poll_ms_);
@@ -329,17 +346,64 @@ void Daemon::FlushOutgoing(int64_t now) {
   for (const std::string& endpoint : engine_->TakeDropped()) transport_->Close(endpoint);
 }
 
+void Daemon::ApplyFaults() {
+  FaultInjection f;
+  f.drop = config_.test_fault_drop;
+  f.duplicate = config_.test_fault_duplicate;
+  f.reorder = config_.test_fault_reorder;
+  f.blocked.insert(config_.test_fault_blocked.begin(), config_.test_fault_blocked.end());
+  if (f.any()) {
+    spdlog::warn(
+        "TEST ONLY: injecting peer message faults: drop {}, duplicate {}, reorder {}, "
+        "{} blocked endpoints",
+        f.drop, f.duplicate, f.reorder, f.blocked.size());
+  }
+  transport_->SetFaults(std::move(f));
+}
+
+// The loop only copies the counters here; the writer thread checksums, writes and syncs.
 void Daemon::MaybeSnapshot(int64_t now) {
+  TakeSnapshotResult();
   if (config_.snapshot_interval_ms <= 0 || now < next_snapshot_ms_) return;
+  if (snapshot_writer_->busy()) return;  // the one under way ends first; retried next turn
   next_snapshot_ms_ = now + config_.snapshot_interval_ms;
   const uint64_t changes = store_->stats().adds + store_->stats().removes;
   if (changes == changes_at_snapshot_ && snapshot_stats_.written > 0) return;
-  Status s = WriteSnapshotNow();
-  if (!s.ok()) spdlog::error("snapshot: {}", s.ToString());
+  SnapshotState snap = TakeSnapshotState();
+  snapshot_under_way_ = {snap.adds + snap.removes, clock_->NowMs(), snap.written_unix_ms};
+  snapshot_writer_->Start(std::move(snap));
 }
 
-Status Daemon::WriteSnapshotNow() {
-  const int64_t started = clock_->NowMs();
+void Daemon::TakeSnapshotResult() {
+  Status s;
+  if (!snapshot_writer_->TakeResult(&s)) return;
+  SnapshotFinished(s, snapshot_under_way_.changes, snapshot_under_way_.started_ms,
+                   snapshot_under_way_.written_unix_ms);
+}
+
+void Daemon::SnapshotFinished(const Status& s, uint64_t changes, int64_t started_ms,
+                              int64_t written_unix_ms) {
+  if (!s.ok()) {
+    ++snapshot_stats_.failed;
+    ++snapshot_failures_in_row_;
+    uint64_t suppressed = 0;
+    if (snapshot_log_.Allow(clock_->NowMs(), &suppressed)) {
+      spdlog::error("snapshot failed, still serving without it ({} failed so far): {}",
+                    snapshot_stats_.failed, s.ToString());
+    }
+    return;
+  }
+  if (snapshot_failures_in_row_ > 0) {
+    spdlog::info("snapshot written again after {} failed", snapshot_failures_in_row_);
+    snapshot_failures_in_row_ = 0;
+  }
+  ++snapshot_stats_.written;
+  changes_at_snapshot_ = changes;
+  snapshot_stats_.last_duration_ms = clock_->NowMs() - started_ms;
+  snapshot_stats_.last_unix_ms = written_unix_ms;
+}
+
+SnapshotState Daemon::TakeSnapshotState() {
   SnapshotState snap;
   const CountingBloomFilter& f = store_->filter();
   snap.node_id = config_.node_id;
@@ -354,21 +418,27 @@ Status Daemon::WriteSnapshotNow() {
   snap.refused_removes = f.refused_removes();
   snap.adds = store_->stats().adds;
   snap.removes = store_->stats().removes;
-  snap.written_unix_ms = UnixMs();
+  snap.written_unix_ms = WallMs();
   for (const auto& feed : feeds_) {
     if (!feed->is_fifo() && feed->position().inode != 0) snap.feeds.push_back(feed->position());
   }
   snap.cells.assign(f.raw_cells());
-  Status s = WriteSnapshot(snapshot_path_, snap);
-  if (!s.ok()) {
-    ++snapshot_stats_.failed;
-    return s;
+  return snap;
+}
+
+// Synchronous: a write under way ends first (the newer one must land last), then this one is
+// written on the loop's thread, so the caller knows it is on disk when this returns.
+Status Daemon::WriteSnapshotNow() {
+  if (snapshot_writer_->busy()) {
+    const Status earlier = snapshot_writer_->Wait();
+    SnapshotFinished(earlier, snapshot_under_way_.changes, snapshot_under_way_.started_ms,
+                     snapshot_under_way_.written_unix_ms);
   }
-  ++snapshot_stats_.written;
-  changes_at_snapshot_ = snap.adds + snap.removes;
-  snapshot_stats_.last_duration_ms = clock_->NowMs() - started;
-  snapshot_stats_.last_unix_ms = snap.written_unix_ms;
-  return Status::Ok();
+  const int64_t started = clock_->NowMs();
+  SnapshotState snap = TakeSnapshotState();
+  Status s = WriteSnapshot(snapshot_path_, snap);
+  SnapshotFinished(s, snap.adds + snap.removes, started, snap.written_unix_ms);
+  return s;
 }
 
 void Daemon::Reload() {
@@ -388,6 +458,12 @@ void Daemon::Reload() {
     return;
   }
   transport_->SetAuthorized(std::move(authorized));
+  config_.test_fault_drop = fresh.test_fault_drop;
+  config_.test_fault_duplicate = fresh.test_fault_duplicate;
+  config_.test_fault_reorder = fresh.test_fault_reorder;
+  config_.test_fault_blocked = fresh.test_fault_blocked;
+  config_.test_wall_clock_offset_ms = fresh.test_wall_clock_offset_ms;
+  ApplyFaults();
   digests_->Reload(fresh, clock_->NowMs());
   std::vector<Seed> seeds;
   for (const Seed& seed : config_.seeds) {

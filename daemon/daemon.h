@@ -29,6 +29,8 @@
 #include "daemon/digest_importer.h"
 #include "daemon/feed.h"
 #include "daemon/local_store.h"
+#include "daemon/log_limiter.h"
+#include "daemon/snapshot_writer.h"
 #include "daemon/stats_report.h"
 #include "daemon/transport.h"
 #include "peerbloom/client/curve_keys.h"
@@ -69,6 +71,13 @@ class Daemon {
   void Publish(int64_t now);
   void FlushOutgoing(int64_t now);
   void MaybeSnapshot(int64_t now);
+  SnapshotState TakeSnapshotState();
+  void ApplyFaults();
+  int64_t WallMs() const;
+  // Accounts a finished snapshot write (stats, the rate-limited failure log line).
+  void SnapshotFinished(const Status& s, uint64_t changes, int64_t started_ms,
+                        int64_t written_unix_ms);
+  void TakeSnapshotResult();
 
   // Control operations on the store (daemon_control.cc); ControlOps (control_ops.h) holds
   // the table of operations and calls these.
@@ -101,6 +110,15 @@ class Daemon {
   uint64_t changes_at_snapshot_ = 0;  // adds + removes when the last snapshot was written
   PublishStats publish_stats_;
   SnapshotStats snapshot_stats_;
+  std::unique_ptr<SnapshotWriter> snapshot_writer_;
+  struct {
+    uint64_t changes = 0;
+    int64_t started_ms = 0;
+    int64_t written_unix_ms = 0;
+  } snapshot_under_way_;
+  uint64_t snapshot_failures_in_row_ = 0;
+  // A full or read-only disk fails every snapshot: say so once in a while, not each time.
+  LogLimiter snapshot_log_{1, 10 * 60 * 1000};
   std::string key_scratch_;
 };
 
