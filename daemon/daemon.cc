@@ -56,7 +56,10 @@ Status Daemon::LockDataDir() {
                            "': " + std::strerror(errno));
   }
   const std::string lock = config_.data_dir + "/peerbloomd.lock";
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  // The lock is held through a read-only descriptor and the pid written through a short-lived
+  // one: a running daemon keeps no file in data_dir open for writing, so the file system can
+  // be remounted read-only under it (it then goes on serving; snapshots fail and are counted).
+  lock_fd_ = ::open(lock.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0) {
     return Status::IOError("cannot open '" + lock + "': " + std::strerror(errno));
   }
@@ -65,9 +68,11 @@ Status Daemon::LockDataDir() {
                            "' is in use by another peerbloomd (lock '" + lock + "')");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(lock_fd_, 0) != 0 || ::write(lock_fd_, pid.data(), pid.size()) < 0) {
+  const int pid_fd = ::open(lock.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (pid_fd < 0 || ::write(pid_fd, pid.data(), pid.size()) < 0) {
     spdlog::warn("cannot write the pid into '{}'", lock);
   }
+  if (pid_fd >= 0) ::close(pid_fd);
   return Status::Ok();
 }
 

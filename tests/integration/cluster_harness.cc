@@ -125,7 +125,8 @@ std::string Node::WriteConfig(const NodeOptions& o, const std::vector<Node*>& se
   std::ostringstream cfg;
   cfg << "node_id = \"" << name_ << "\"\n"
       << "listen = \"tcp://127.0.0.1:" << port_ << "\"\n"
-      << "data_dir = \"" << dir_ << "\"\n"
+      << "data_dir = \"" << (o.data_dir.empty() ? dir_ : o.data_dir) << "\"\n"
+      << "control = \"ipc://" << dir_ << "/control.sock\"\n"
       << "key_file = \"" << key_file_ << "\"\n"
       << "authorized_keys = \"" << dir_ << "/../authorized_keys\"\n"
       << "cluster_secret = \"integration-secret\"\n"
