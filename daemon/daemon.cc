@@ -24,6 +24,8 @@ namespace {
 constexpr int64_t kFeedPollMs = 100;
 constexpr int64_t kMaxWaitMs = 1000;
 constexpr int64_t kSnapshotCheckMs = 20;
+// A full or read-only disk fails every snapshot: one line per episode, then one per window.
+constexpr int64_t kSnapshotLogWindowMs = 10 * 60 * 1000;
 
 int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -401,6 +403,7 @@ void Daemon::SnapshotFinished(const Status& s, uint64_t changes, int64_t started
   if (snapshot_failures_in_row_ > 0) {
     spdlog::info("snapshot written again after {} failed", snapshot_failures_in_row_);
     snapshot_failures_in_row_ = 0;
+    snapshot_log_ = LogLimiter{1, kSnapshotLogWindowMs};  // the next failure is news again
   }
   ++snapshot_stats_.written;
   changes_at_snapshot_ = changes;

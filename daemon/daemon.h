@@ -117,8 +117,7 @@ class Daemon {
     int64_t written_unix_ms = 0;
   } snapshot_under_way_;
   uint64_t snapshot_failures_in_row_ = 0;
-  // A full or read-only disk fails every snapshot: say so once in a while, not each time.
-  LogLimiter snapshot_log_{1, 10 * 60 * 1000};
+  LogLimiter snapshot_log_{1, 10 * 60 * 1000};  // snapshot failures (daemon.cc)
   std::string key_scratch_;
 };
 

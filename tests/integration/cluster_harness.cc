@@ -131,7 +131,7 @@ std::string Node::WriteConfig(const NodeOptions& o, const std::vector<Node*>& se
       << "authorized_keys = \"" << dir_ << "/../authorized_keys\"\n"
       << "cluster_secret = \"integration-secret\"\n"
       << "key_scheme = \"" << o.key_scheme << "\"\n"
-      << "capacity = 100000\n"
+      << "capacity = " << o.capacity << "\n"
       << "gossip_interval = \"" << o.gossip_interval_ms << "ms\"\n"
       << "failure_timeout = \"" << o.failure_timeout_ms << "ms\"\n"
       << "anti_entropy_interval = \"" << o.anti_entropy_interval_ms << "ms\"\n"
