@@ -32,7 +32,9 @@ work="$(mktemp -d /tmp/peerbloom-soak.XXXXXX)"
 nodes=(n1 n2 n3 n4 n5 n6)
 declare -A pid low high started
 cleanup() {
-  for n in "${nodes[@]}"; do [ -n "${pid[$n]:-}" ] && kill -9 "${pid[$n]}" 2>/dev/null || true; done
+  for n in "${nodes[@]}"; do
+    if [ -n "${pid[$n]:-}" ]; then kill -9 "${pid[$n]}" 2>/dev/null || true; fi
+  done
 }
 trap cleanup EXIT
 
@@ -92,7 +94,7 @@ churn() {
       fi
     } >>"$work/$n/feed"
     high[$n]=$((h + 100))
-    [ $((h - l)) -gt 2000 ] && low[$n]=$((l + 50))
+    if [ $((h - l)) -gt 2000 ]; then low[$n]=$((l + 50)); fi
   done
 }
 
@@ -125,7 +127,7 @@ sample_rss() {
   for n in "${nodes[@]}"; do
     local kb
     kb=$(awk '/^VmRSS/ {print $2}' "/proc/${pid[$n]}/status" 2>/dev/null || echo)
-    [ -n "$kb" ] && echo "$SECONDS $n $kb" >>"$work/rss.dat"
+    if [ -n "$kb" ]; then echo "$SECONDS $n $kb" >>"$work/rss.dat"; fi
   done
 }
 
@@ -169,8 +171,9 @@ plot="$out/soak-rss.png"
   echo "set key outside"
   printf "plot "
   for n in "${nodes[@]}"; do
-    printf "'%s' using 1:(strcol(2) eq '%s' ? \$3 / 1024 : NaN) with lines title '%s', " \
-      "$work/rss.dat" "$n" "$n"
+    awk -v n="$n" '$2 == n {print $1, $3}' "$work/rss.dat" >"$work/rss-$n.dat"
+    printf "'%s' using 1:(\$2 / 1024) with linespoints pointsize 0.5 title '%s', " \
+      "$work/rss-$n.dat" "$n"
   done
   echo
 } | sed 's/, $//' | gnuplot
