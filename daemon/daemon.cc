@@ -430,6 +430,7 @@ SnapshotState Daemon::TakeSnapshotState() {
   for (const auto& feed : feeds_) {
     if (!feed->is_fifo() && feed->position().inode != 0) snap.feeds.push_back(feed->position());
   }
+  if (!snapshot_writer_->busy()) snap.cells = snapshot_writer_->TakeSpareBuffer();
   snap.cells.assign(f.raw_cells());
   return snap;
 }

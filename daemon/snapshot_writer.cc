@@ -8,8 +8,9 @@ SnapshotWriter::~SnapshotWriter() { (void)Wait(); }
 
 void SnapshotWriter::Start(SnapshotState state) {
   done_.store(false, std::memory_order_relaxed);
-  thread_ = std::thread([this, state = std::move(state)] {
+  thread_ = std::thread([this, state = std::move(state)]() mutable {
     result_ = WriteSnapshot(path_, state);
+    spare_ = std::move(state.cells);
     // Release: the loop that sees done_ also sees result_.
     done_.store(true, std::memory_order_release);
   });
