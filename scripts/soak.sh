@@ -108,7 +108,10 @@ check() {
     settled_high=$((${high[$holder]} - 1500))  # 15 s of churn back
     [ "$settled_high" -gt $((${low[$holder]} + 200)) ] || continue
     local keys="$work/sample"
-    seq $((${low[$holder]} + 100)) 7 "$settled_high" | head -200 | sed "s|^|soak/$holder/|" >"$keys"
+    local first=$((${low[$holder]} + 100))
+    local last=$((first + 7 * 199))
+    if [ "$last" -gt "$settled_high" ]; then last=$settled_high; fi
+    seq "$first" 7 "$last" | sed "s|^|soak/$holder/|" >"$keys"
     for observer in "${nodes[@]}"; do
       local answers missing asked
       answers=$(ctl "$observer" who-has --key - <"$keys") || continue
