@@ -8,7 +8,8 @@ ifeq ($(PEERBLOOM_WERROR),1)
 CMAKE_FLAGS += -DPEERBLOOM_WERROR=ON
 endif
 
-.PHONY: all deps demo-deps configure demo-configure build test demo bench results fuzz format clean
+.PHONY: all deps demo-deps configure demo-configure build test demo bench results fuzz fuzz-run soak \
+	format clean
 
 all: build
 
@@ -46,6 +47,17 @@ fuzz:
 	@bash scripts/install-deps.sh
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -DPEERBLOOM_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	@cmake --build build-fuzz -j$(JOBS)
+
+# Runs every fuzz target for SECONDS seconds (default 60) and reports executions and findings.
+SECONDS ?= 60
+fuzz-run:
+	@bash scripts/install-deps.sh
+	@bash scripts/fuzz-run.sh $(SECONDS) build-fuzz
+
+# Not part of `make test`: 6 daemons under churn and 5 % loss for MINUTES minutes (default 10).
+MINUTES ?= 10
+soak: build
+	@bash scripts/soak.sh --minutes $(MINUTES) --build $(BUILD_DIR)
 
 format:
 	@find lib daemon cli tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i

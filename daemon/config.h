@@ -131,6 +131,17 @@ struct Config {
   int64_t link_heartbeat_interval_ms = 1000;
   // Default: 5000. A link whose heartbeats go unanswered this long is closed.
   int64_t link_heartbeat_timeout_ms = 5000;
+
+  // Test-only settings (keys test_*): fault injection and a wall-clock offset, for the fault
+  // tests and the soak script. Never set in production. Applied again on SIGHUP.
+  // Default: 0. Fractions of outgoing peer messages dropped, sent twice, sent late.
+  double test_fault_drop = 0;
+  double test_fault_duplicate = 0;
+  double test_fault_reorder = 0;
+  // Default: none. Peer endpoints every message to which is dropped.
+  std::vector<std::string> test_fault_blocked;
+  // Default: 0. Added to the wall clock (epochs, snapshot times), as if it had been stepped.
+  int64_t test_wall_clock_offset_ms = 0;
 };
 
 // Parses and checks a config file. Fills every default; `out` is unchanged on error.

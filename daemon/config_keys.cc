@@ -223,6 +223,37 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Duration(n, key, 100, &p.c().link_heartbeat_timeout_ms);
      }},
+    // Test-only: fault injection and a stepped wall clock. Never set in production.
+    {"test_fault_drop", "float", "0", "TEST ONLY: fraction of peer messages dropped",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Fraction(n, key, 0, 1, &p.c().test_fault_drop);
+     }},
+    {"test_fault_duplicate", "float", "0", "TEST ONLY: fraction of peer messages sent twice",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Fraction(n, key, 0, 1, &p.c().test_fault_duplicate);
+     }},
+    {"test_fault_reorder", "float", "0", "TEST ONLY: fraction of peer messages sent late",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Fraction(n, key, 0, 1, &p.c().test_fault_reorder);
+     }},
+    {"test_fault_blocked", "array of strings", "none",
+     "TEST ONLY: peer endpoints all messages to which are dropped",
+     [](Parser& p, const N& n, std::string_view key) {
+       const toml::array* a = n.as_array();
+       if (a == nullptr) return p.Error(n, "'test_fault_blocked' must be an array of strings");
+       p.c().test_fault_blocked.clear();
+       for (const toml::node& e : *a) {
+         std::string endpoint;
+         PEERBLOOM_RETURN_IF_ERROR(p.String(e, key, &endpoint));
+         p.c().test_fault_blocked.push_back(endpoint);
+       }
+       return Status::Ok();
+     }},
+    {"test_wall_clock_offset", "integer", "0", "TEST ONLY: milliseconds added to the wall clock",
+     [](Parser& p, const N& n, std::string_view key) {
+       constexpr int64_t kYearMs = int64_t{366} * 24 * 3600 * 1000;
+       return p.Int(n, key, -kYearMs, kYearMs, &p.c().test_wall_clock_offset_ms);
+     }},
 };
 
 }  // namespace

@@ -60,6 +60,22 @@ void ControlServer::Process(const zmq::pollitem_t* items, int64_t now_ms, const 
   }
 }
 
+Status ParseControlHeader(std::string_view text, nlohmann::json* header) {
+  if (text.size() > client::kMaxControlHeaderBytes) {
+    return Status::InvalidArgument("request header larger than " +
+                                   std::to_string(client::kMaxControlHeaderBytes) + " bytes");
+  }
+  // JSON text is UTF-8: say so rather than only "not JSON". The parser refuses such bytes
+  // and \u escapes of lone surrogates too, so every string of a parsed header is UTF-8.
+  if (!IsValidUtf8(text)) return Status::InvalidArgument("request header is not valid UTF-8");
+  *header = nlohmann::json::parse(text, nullptr, false);
+  if (header->is_discarded()) return Status::InvalidArgument("request header is not valid JSON");
+  if (!header->is_object() || !header->contains("op") || !(*header)["op"].is_string()) {
+    return Status::InvalidArgument("request header must be a JSON object with an 'op'");
+  }
+  return Status::Ok();
+}
+
 Status ControlServer::Answer(const std::vector<zmq::message_t>& frames, int64_t now_ms,
                              const Handler& handler, nlohmann::json* reply,
                              std::string* reply_body) {
@@ -68,26 +84,11 @@ Status ControlServer::Answer(const std::vector<zmq::message_t>& frames, int64_t 
     ++stats_.malformed;
     return Status::InvalidArgument("a request is [empty delimiter][header][body?] frames");
   }
-  const std::string_view text = frames[2].to_string_view();
-  if (text.size() > client::kMaxControlHeaderBytes) {
+  nlohmann::json header;
+  Status parsed = ParseControlHeader(frames[2].to_string_view(), &header);
+  if (!parsed.ok()) {
     ++stats_.malformed;
-    return Status::InvalidArgument("request header larger than " +
-                                   std::to_string(client::kMaxControlHeaderBytes) + " bytes");
-  }
-  // JSON text is UTF-8: say so rather than only "not JSON". The parser refuses such bytes
-  // and \u escapes of lone surrogates too, so every string of a parsed header is UTF-8.
-  if (!IsValidUtf8(text)) {
-    ++stats_.malformed;
-    return Status::InvalidArgument("request header is not valid UTF-8");
-  }
-  const auto header = nlohmann::json::parse(text, nullptr, false);
-  if (header.is_discarded()) {
-    ++stats_.malformed;
-    return Status::InvalidArgument("request header is not valid JSON");
-  }
-  if (!header.is_object() || !header.contains("op") || !header["op"].is_string()) {
-    ++stats_.malformed;
-    return Status::InvalidArgument("request header must be a JSON object with an 'op'");
+    return parsed;
   }
   const std::string_view body = frames.size() == 4 ? frames[3].to_string_view() : "";
   try {

@@ -20,6 +20,11 @@
 
 namespace peerbloom::daemon {
 
+// Checks a request header frame as the control server does before any operation sees it:
+// size, UTF-8, JSON, an object with a string "op". *header receives the parsed object.
+// Errors are the messages the client is sent.
+Status ParseControlHeader(std::string_view text, nlohmann::json* header);
+
 struct ControlStats {
   uint64_t requests = 0;
   uint64_t errors = 0;           // replies with "ok": false

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 
+#include "daemon/epoch_floor.h"
 #include "daemon/log_format.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
@@ -23,6 +24,9 @@ namespace {
 
 constexpr int64_t kFeedPollMs = 100;
 constexpr int64_t kMaxWaitMs = 1000;
+constexpr int64_t kSnapshotCheckMs = 20;
+// A full or read-only disk fails every snapshot: one line per episode, then one per window.
+constexpr int64_t kSnapshotLogWindowMs = 10 * 60 * 1000;
 
 int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -34,10 +38,16 @@ int64_t UnixMs() {
 
 Daemon::Daemon(Config config, const Clock* clock) : config_(std::move(config)), clock_(clock) {
   snapshot_path_ = config_.data_dir + "/state.snapshot";
+  snapshot_writer_ = std::make_unique<SnapshotWriter>(snapshot_path_);
 }
 
+// Timers run on the injected monotonic Clock; the wall clock only names epochs and dates
+// snapshots, so a stepped system clock moves no deadline.
+int64_t Daemon::WallMs() const { return UnixMs() + config_.test_wall_clock_offset_ms; }
+
 Daemon::~Daemon() {
-  metrics_server_.reset();  // its threads first: they serve text, but stop them early
+  metrics_server_.reset();   // its threads first: they serve text, but stop them early
+  snapshot_writer_.reset();  // waits for a write under way
   // Sockets must close before the context: destroy owners first.
   control_.reset();
   transport_.reset();
@@ -50,7 +60,10 @@ Status Daemon::LockDataDir() {
                            "': " + std::strerror(errno));
   }
   const std::string lock = config_.data_dir + "/peerbloomd.lock";
-  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  // The lock is held through a read-only descriptor and the pid written through a short-lived
+  // one: a running daemon keeps no file in data_dir open for writing, so the file system can
+  // be remounted read-only under it (it then goes on serving; snapshots fail and are counted).
+  lock_fd_ = ::open(lock.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
   if (lock_fd_ < 0) {
     return Status::IOError("cannot open '" + lock + "': " + std::strerror(errno));
   }
@@ -59,9 +72,11 @@ Status Daemon::LockDataDir() {
                            "' is in use by another peerbloomd (lock '" + lock + "')");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
-  if (::ftruncate(lock_fd_, 0) != 0 || ::write(lock_fd_, pid.data(), pid.size()) < 0) {
+  const int pid_fd = ::open(lock.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (pid_fd < 0 || ::write(pid_fd, pid.data(), pid.size()) < 0) {
     spdlog::warn("cannot write the pid into '{}'", lock);
   }
+  if (pid_fd >= 0) ::close(pid_fd);
   return Status::Ok();
 }
 
@@ -86,7 +101,7 @@ Status Daemon::LoadKeys(std::set<std::string>* authorized) {
 }
 
 Status Daemon::RestoreSnapshot(uint64_t* epoch) {
-  *epoch = static_cast<uint64_t>(UnixMs());
+  *epoch = static_cast<uint64_t>(WallMs());
   SnapshotState snap;
   Status s = ReadSnapshot(snapshot_path_, &snap);
   if (s.IsNotFound()) return Status::Ok();
@@ -172,6 +187,9 @@ Status Daemon::Start() {
   }
   uint64_t epoch = 0;
   PEERBLOOM_RETURN_IF_ERROR(RestoreSnapshot(&epoch));
+  Status claimed = ClaimEpoch(config_.data_dir + "/epoch", epoch, &epoch);
+  if (claimed.IsCorruption()) return claimed;
+  if (!claimed.ok()) spdlog::warn("epoch {}: {}", epoch, claimed.message());
 
   TransportOptions to;
   to.listen = config_.listen;
@@ -183,6 +201,7 @@ Status Daemon::Start() {
   to.heartbeat_interval_ms = static_cast<int>(config_.link_heartbeat_interval_ms);
   to.heartbeat_timeout_ms = static_cast<int>(config_.link_heartbeat_timeout_ms);
   transport_ = std::make_unique<Transport>(&context_, std::move(to));
+  ApplyFaults();
   std::string bound;
   PEERBLOOM_RETURN_IF_ERROR(transport_->Start(&bound));
   advertise_ = config_.advertise.empty() ? bound : config_.advertise;
@@ -226,10 +245,14 @@ void Daemon::WireControl() {
 
 int64_t Daemon::NextDeadline(int64_t now) const {
   int64_t deadline = std::min(engine_->NextDeadline(), now + kMaxWaitMs);
-  if (store_->builder()->pending() > 0) {
+  if (store_->builder()->pending() > 0)
     deadline = std::min(deadline, publish_policy_.next_publish_ms());
+  if (snapshot_writer_->busy()) {
+    // Look for the write's end now and then; its deadline waits until it has ended.
+    deadline = std::min(deadline, now + kSnapshotCheckMs);
+  } else if (config_.snapshot_interval_ms > 0) {
+    deadline = std::min(deadline, next_snapshot_ms_);
   }
-  if (config_.snapshot_interval_ms > 0) deadline = std::min(deadline, next_snapshot_ms_);
   bool file_feeds = false;
   for (const auto& feed : feeds_) file_feeds |= feed->poll_fd() < 0;
   if (file_feeds) deadline = std::min(deadline, next_feed_poll_ms_);
@@ -361,13 +384,32 @@ void Daemon::FlushOutgoing(int64_t now) {
   for (const std::string& endpoint : engine_->TakeDropped()) transport_->Close(endpoint);
 }
 
+void Daemon::ApplyFaults() {
+  FaultInjection f;
+  f.drop = config_.test_fault_drop;
+  f.duplicate = config_.test_fault_duplicate;
+  f.reorder = config_.test_fault_reorder;
+  f.blocked.insert(config_.test_fault_blocked.begin(), config_.test_fault_blocked.end());
+  if (f.any()) {
+    spdlog::warn(
+        "TEST ONLY: injecting peer message faults: drop {}, duplicate {}, reorder {}, "
+        "{} blocked endpoints",
+        f.drop, f.duplicate, f.reorder, f.blocked.size());
+  }
+  transport_->SetFaults(std::move(f));
+}
+
+// The loop only copies the counters here; the writer thread checksums, writes and syncs.
 void Daemon::MaybeSnapshot(int64_t now) {
+  TakeSnapshotResult();
   if (config_.snapshot_interval_ms <= 0 || now < next_snapshot_ms_) return;
+  if (snapshot_writer_->busy()) return;  // the one under way ends first; retried next turn
   next_snapshot_ms_ = now + config_.snapshot_interval_ms;
   const uint64_t changes = store_->stats().adds + store_->stats().removes;
   if (changes == changes_at_snapshot_ && snapshot_stats_.written > 0) return;
-  Status s = WriteSnapshotNow();
-  if (!s.ok()) spdlog::error("snapshot: {}", s.ToString());
+  SnapshotState snap = TakeSnapshotState();
+  snapshot_under_way_ = {snap.adds + snap.removes, clock_->NowMs(), snap.written_unix_ms};
+  snapshot_writer_->Start(std::move(snap));
 }
 
 Status Daemon::StartMetrics() {
@@ -386,11 +428,40 @@ Status Daemon::StartMetrics() {
 void Daemon::MaybePublishMetrics(int64_t now) {
   if (!metrics_server_ || now < next_metrics_ms_) return;
   next_metrics_ms_ = now + MetricsServer::kRefreshMs;
-  metrics_server_->Publish(metrics_->Render(now, UnixMs()));
+  metrics_server_->Publish(metrics_->Render(now, WallMs()));
 }
 
-Status Daemon::WriteSnapshotNow() {
-  const int64_t started = clock_->NowMs();
+void Daemon::TakeSnapshotResult() {
+  Status s;
+  if (!snapshot_writer_->TakeResult(&s)) return;
+  SnapshotFinished(s, snapshot_under_way_.changes, snapshot_under_way_.started_ms,
+                   snapshot_under_way_.written_unix_ms);
+}
+
+void Daemon::SnapshotFinished(const Status& s, uint64_t changes, int64_t started_ms,
+                              int64_t written_unix_ms) {
+  if (!s.ok()) {
+    ++snapshot_stats_.failed;
+    ++snapshot_failures_in_row_;
+    uint64_t suppressed = 0;
+    if (snapshot_log_.Allow(clock_->NowMs(), &suppressed)) {
+      spdlog::error("snapshot failed, still serving without it ({} failed so far): {}",
+                    snapshot_stats_.failed, s.ToString());
+    }
+    return;
+  }
+  if (snapshot_failures_in_row_ > 0) {
+    spdlog::info("snapshot written again after {} failed", snapshot_failures_in_row_);
+    snapshot_failures_in_row_ = 0;
+    snapshot_log_ = LogLimiter{1, kSnapshotLogWindowMs};  // the next failure is news again
+  }
+  ++snapshot_stats_.written;
+  changes_at_snapshot_ = changes;
+  snapshot_stats_.last_duration_ms = clock_->NowMs() - started_ms;
+  snapshot_stats_.last_unix_ms = written_unix_ms;
+}
+
+SnapshotState Daemon::TakeSnapshotState() {
   SnapshotState snap;
   const CountingBloomFilter& f = store_->filter();
   snap.node_id = config_.node_id;
@@ -406,21 +477,28 @@ Status Daemon::WriteSnapshotNow() {
   snap.refused_removes = f.refused_removes();
   snap.adds = store_->stats().adds;
   snap.removes = store_->stats().removes;
-  snap.written_unix_ms = UnixMs();
+  snap.written_unix_ms = WallMs();
   for (const auto& feed : feeds_) {
     if (!feed->is_fifo() && feed->position().inode != 0) snap.feeds.push_back(feed->position());
   }
+  if (!snapshot_writer_->busy()) snap.cells = snapshot_writer_->TakeSpareBuffer();
   snap.cells.assign(f.raw_cells());
-  Status s = WriteSnapshot(snapshot_path_, snap);
-  if (!s.ok()) {
-    ++snapshot_stats_.failed;
-    return s;
+  return snap;
+}
+
+// Synchronous: a write under way ends first (the newer one must land last), then this one is
+// written on the loop's thread, so the caller knows it is on disk when this returns.
+Status Daemon::WriteSnapshotNow() {
+  if (snapshot_writer_->busy()) {
+    const Status earlier = snapshot_writer_->Wait();
+    SnapshotFinished(earlier, snapshot_under_way_.changes, snapshot_under_way_.started_ms,
+                     snapshot_under_way_.written_unix_ms);
   }
-  ++snapshot_stats_.written;
-  changes_at_snapshot_ = snap.adds + snap.removes;
-  snapshot_stats_.last_duration_ms = clock_->NowMs() - started;
-  snapshot_stats_.last_unix_ms = snap.written_unix_ms;
-  return Status::Ok();
+  const int64_t started = clock_->NowMs();
+  SnapshotState snap = TakeSnapshotState();
+  Status s = WriteSnapshot(snapshot_path_, snap);
+  SnapshotFinished(s, snap.adds + snap.removes, started, snap.written_unix_ms);
+  return s;
 }
 
 void Daemon::Reload() {
@@ -440,6 +518,12 @@ void Daemon::Reload() {
     return;
   }
   transport_->SetAuthorized(std::move(authorized));
+  config_.test_fault_drop = fresh.test_fault_drop;
+  config_.test_fault_duplicate = fresh.test_fault_duplicate;
+  config_.test_fault_reorder = fresh.test_fault_reorder;
+  config_.test_fault_blocked = fresh.test_fault_blocked;
+  config_.test_wall_clock_offset_ms = fresh.test_wall_clock_offset_ms;
+  ApplyFaults();
   digests_->Reload(fresh, clock_->NowMs());
   std::vector<Seed> seeds;
   for (const Seed& seed : config_.seeds) {

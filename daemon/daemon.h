@@ -31,10 +31,12 @@
 #include "daemon/digest_importer.h"
 #include "daemon/feed.h"
 #include "daemon/local_store.h"
+#include "daemon/log_limiter.h"
 #include "daemon/loop_metrics.h"
 #include "daemon/metrics_report.h"
 #include "daemon/metrics_server.h"
 #include "daemon/sd_notify.h"
+#include "daemon/snapshot_writer.h"
 #include "daemon/stats_report.h"
 #include "daemon/transport.h"
 #include "peerbloom/client/curve_keys.h"
@@ -85,6 +87,13 @@ class Daemon {
   void PingWatchdog(int64_t now);
   Status StartMetrics();
   void MaybePublishMetrics(int64_t now);
+  SnapshotState TakeSnapshotState();
+  void ApplyFaults();
+  int64_t WallMs() const;
+  // Accounts a finished snapshot write (stats, the rate-limited failure log line).
+  void SnapshotFinished(const Status& s, uint64_t changes, int64_t started_ms,
+                        int64_t written_unix_ms);
+  void TakeSnapshotResult();
 
   // Control operations on the store (daemon_control.cc); ControlOps (control_ops.h) holds
   // the table of operations and calls these.
@@ -122,6 +131,14 @@ class Daemon {
   PublishStats publish_stats_;
   SnapshotStats snapshot_stats_;
   RouteOutcomes routes_;
+  std::unique_ptr<SnapshotWriter> snapshot_writer_;
+  struct {
+    uint64_t changes = 0;
+    int64_t started_ms = 0;
+    int64_t written_unix_ms = 0;
+  } snapshot_under_way_;
+  uint64_t snapshot_failures_in_row_ = 0;
+  LogLimiter snapshot_log_{1, 10 * 60 * 1000};  // snapshot failures (daemon.cc)
   std::string key_scratch_;
   SdNotifier* notifier_ = nullptr;
   bool notify_failed_ = false;  // a failed notification is logged once

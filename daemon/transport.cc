@@ -203,6 +203,40 @@ Transport::Link* Transport::LinkFor(const Outgoing& out, int64_t now_ms) {
 }
 
 void Transport::Send(const Outgoing& out, int64_t now_ms) {
+  if (options_.faults.any()) {
+    SendWithFaults(out, now_ms);
+    return;
+  }
+  SendNow(out, now_ms);
+}
+
+// Drop, duplicate and reorder are drawn independently per message; a held message goes out
+// right after the next one to its endpoint, so it arrives late but is not lost by holding.
+void Transport::SendWithFaults(const Outgoing& out, int64_t now_ms) {
+  const FaultInjection& f = options_.faults;
+  std::uniform_real_distribution<double> u(0, 1);
+  if (f.blocked.count(out.endpoint) > 0 || u(fault_rng_) < f.drop) {
+    ++stats_.fault_dropped;
+    return;
+  }
+  auto held = held_.find(out.endpoint);
+  if (held == held_.end() && u(fault_rng_) < f.reorder) {
+    ++stats_.fault_reordered;
+    held_.emplace(out.endpoint, out);
+    return;
+  }
+  SendNow(out, now_ms);
+  if (u(fault_rng_) < f.duplicate) {
+    ++stats_.fault_duplicated;
+    SendNow(out, now_ms);
+  }
+  if (held != held_.end()) {
+    SendNow(held->second, now_ms);
+    held_.erase(held);
+  }
+}
+
+void Transport::SendNow(const Outgoing& out, int64_t now_ms) {
   if (options_.curve && !client::IsZ85Key(out.public_key)) {
     ++stats_.send_no_key;
     return;
@@ -227,6 +261,7 @@ void Transport::Send(const Outgoing& out, int64_t now_ms) {
 
 void Transport::Close(const std::string& endpoint) {
   links_.erase(endpoint);
+  held_.erase(endpoint);
   stats_.links_open = links_.size();
 }
 

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <random>
 #include <set>
 #include <string>
 #include <string_view>
@@ -30,6 +31,18 @@
 
 namespace peerbloom::daemon {
 
+// Faults injected into outgoing peer messages, for tests only (config keys test_fault_*,
+// docs/config.md): each message is dropped, sent twice, or held back and sent after the
+// next message to the same endpoint, with these probabilities; messages to a blocked
+// endpoint are all dropped (both halves of a cluster blocking each other make a partition).
+struct FaultInjection {
+  double drop = 0;                // Default: 0.
+  double duplicate = 0;           // Default: 0.
+  double reorder = 0;             // Default: 0.
+  std::set<std::string> blocked;  // Default: none.
+  bool any() const { return drop > 0 || duplicate > 0 || reorder > 0 || !blocked.empty(); }
+};
+
 struct TransportOptions {
   std::string listen;  // "tcp://HOST:PORT", port 0 for any
   bool curve = true;
@@ -40,6 +53,7 @@ struct TransportOptions {
   int heartbeat_interval_ms = 1000;  // 0: no ZMTP heartbeats
   int heartbeat_timeout_ms = 5000;
   size_t max_links = 1024;
+  FaultInjection faults;  // tests only
 };
 
 struct TransportStats {
@@ -57,7 +71,10 @@ struct TransportStats {
   uint64_t links_accepted = 0;
   uint64_t links_disconnected = 0;  // includes links closed for oversized frames
   uint64_t handshakes_failed = 0;
-  uint64_t links_open = 0;  // outgoing DEALERs (a gauge)
+  uint64_t links_open = 0;     // outgoing DEALERs (a gauge)
+  uint64_t fault_dropped = 0;  // injected faults (tests only)
+  uint64_t fault_duplicated = 0;
+  uint64_t fault_reordered = 0;
 };
 
 class Transport {
@@ -84,6 +101,8 @@ class Transport {
   void Close(const std::string& endpoint);
   // Replaces the allow-list (SIGHUP).
   void SetAuthorized(std::set<std::string> keys) { options_.authorized = std::move(keys); }
+  // Replaces the injected faults (SIGHUP; tests only).
+  void SetFaults(FaultInjection faults) { options_.faults = std::move(faults); }
 
   const TransportStats& stats() const { return stats_; }
 
@@ -99,6 +118,9 @@ class Transport {
   void ReadMonitor();
   Link* LinkFor(const Outgoing& out, int64_t now_ms);
   void Refused(int64_t now_ms, const std::string& why);
+  // Send's path when faults are injected: decides the message's fate, then sends it.
+  void SendWithFaults(const Outgoing& out, int64_t now_ms);
+  void SendNow(const Outgoing& out, int64_t now_ms);
 
   zmq::context_t* context_;
   TransportOptions options_;
@@ -109,6 +131,8 @@ class Transport {
   TransportStats stats_;
   LogLimiter refused_log_;
   LogLimiter send_log_;
+  std::mt19937_64 fault_rng_{std::random_device{}()};
+  std::map<std::string, Outgoing> held_;  // reordered messages, one per endpoint
 };
 
 }  // namespace peerbloom::daemon

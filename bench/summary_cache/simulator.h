@@ -237,10 +237,10 @@ class SummaryCacheSim {
   // the object: a listing it has no matter how fast updates travel.
   bool ContentClaims(int c, uint32_t object) {
     const SimNode& n = cluster_.node(c);
-    const unsigned log2 = n.builder->current().filter.log2_bits();
+    const SizeReduction& reduce = n.builder->current().filter.reduction();
     bool all = true;
-    ForEachProbe(objects_->hash(object), n.cbf->k(), (uint64_t{1} << log2) - 1,
-                 [&](uint64_t pos) { all = all && n.cbf->ProjectedBit(pos, log2); });
+    ForEachProbe(objects_->hash(object), n.cbf->k(), reduce,
+                 [&](uint64_t pos) { all = all && n.cbf->ProjectedBit(pos, reduce.size()); });
     return all;
   }
 

@@ -29,7 +29,10 @@ struct NodeOptions {
   int anti_entropy_interval_ms = 500;
   int64_t max_message_bytes = 1 << 20;
   std::string key_scheme = "raw";
-  std::string extra;  // more TOML lines
+  uint64_t capacity = 100000;
+  std::string extra;     // more TOML lines
+  std::string data_dir;  // the daemon's data_dir; default: the node's directory, which keeps
+                         // the config, the control socket and stderr.log in any case
 };
 
 class Node {
