@@ -4,7 +4,10 @@
 # replay of a Squid access.log, as tables (summary-cache.md) and PNG plots, with the machine
 # described. Builds what it needs; installs python3-matplotlib if it is missing
 # (scripts/install-deps.sh --with-results).
-# Usage: scripts/results.sh [BUILD_DIR]   (about 5 minutes on 2 cores shared with other work)
+# Then, where it can run (root), the same comparison at small scale on three real Squids:
+# scripts/squid-lab-compare.sh writes squid-lab.md.
+# Usage: scripts/results.sh [BUILD_DIR]   (about 5 minutes on 2 cores shared with other work,
+# plus the Squid lab's few minutes)
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -61,3 +64,16 @@ log_s=$(cat "$work/log.s")
 echo "results: tables and plots"
 "$py" "$root/scripts/results_report.py" "$out" "${zipf_flags[*]}" "$zipf_s" "$log_s" >>"$log" 2>&1
 echo "results: wrote $out/summary-cache.md and $(ls "$out"/*.png | wc -l) plots"
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "results: skipping the real-Squid lab (squid-lab.md): it needs root"
+  exit 0
+fi
+if ! command -v squid >/dev/null 2>&1 && [[ ! -x /usr/sbin/squid ]]; then
+  PEERBLOOM_APT_LOG=$log bash "$root/scripts/install-deps.sh" --with-squid
+fi
+echo "results: building peerbloomd and peerbloom for the real-Squid lab"
+cmake --build "$build" -j2 --target peerbloomd peerbloom_cli >>"$log" 2>&1
+echo "results: ICP siblings against peerbloom routing on three real Squids"
+bash "$root/scripts/squid-lab-compare.sh" "$build" >>"$log" 2>&1
+echo "results: wrote $out/squid-lab.md"
