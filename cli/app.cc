@@ -50,6 +50,8 @@ const std::vector<Command>& Commands() {
       {"top", "the local daemon's activity as rates, refreshed every second", SetUpTop},
       {"summary", "describe or save a summary the daemon holds (its own or a peer's)",
        SetUpSummary},
+      {"log-level", "print or set the local daemon's log level (until its next reload)",
+       SetUpLogLevel},
       {"rebuild", "rebuild a store.log feed's live set from what Squid's cache_dirs hold",
        SetUpRebuild},
       {"calc", "Bloom filter sizing: bits and k for items and fpr, and the reverse", SetUpCalc},

@@ -63,6 +63,7 @@ Runner SetUpPeers(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpTop(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpRebuild(CLI::App* sub, const GlobalOptions* g);
 Runner SetUpSummary(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpLogLevel(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpCalc(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpBuild(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpQuery(CLI::App* sub, const GlobalOptions* global);

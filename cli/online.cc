@@ -327,6 +327,37 @@ Runner SetUpRebuild(CLI::App* sub, const GlobalOptions* g) {
   };
 }
 
+Runner SetUpLogLevel(CLI::App* sub, const GlobalOptions* g) {
+  auto level = std::make_shared<std::string>();
+  sub->add_option("level", *level,
+                  "trace, debug, info, warn, error, critical or off (default: only print it)");
+  return [g, level] {
+    std::unique_ptr<ControlClient> control;
+    Status s = Connect(*g, &control);
+    if (!s.ok()) return Error(s);
+    json request = {{"op", client::kOpLogLevel}};
+    if (!level->empty()) {
+      if (!IsValidUtf8(*level)) return Error("level " + QuoteBytes(*level) + " is not a level");
+      request["level"] = *level;
+    }
+    json reply;
+    std::string body;
+    s = control->Call(request, "", &reply, &body);
+    if (!s.ok()) return Error(s);
+    if (g->json) {
+      json out = {{"level", reply.value("level", std::string())}};
+      if (reply.contains("previous")) out["previous"] = reply["previous"];
+      std::printf("%s\n", out.dump().c_str());
+    } else if (reply.contains("previous")) {
+      std::printf("%s (was %s)\n", reply.value("level", std::string()).c_str(),
+                  reply["previous"].get<std::string>().c_str());
+    } else {
+      std::printf("%s\n", reply.value("level", std::string()).c_str());
+    }
+    return 0;
+  };
+}
+
 Runner SetUpSummary(CLI::App* sub, const GlobalOptions* g) {
   auto node = std::make_shared<std::string>();
   auto output = std::make_shared<std::string>();

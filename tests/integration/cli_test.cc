@@ -55,9 +55,9 @@ TEST(Cli, UnknownCommandSuggestsTheClosest) {
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (const char* cmd :
-       {"who-has", "add", "remove", "stats", "peers", "top", "summary", "calc", "build", "query",
-        "dedup", "inspect", "keygen", "bench", "squid-helper", "report", "squid-outcomes"}) {
+  for (const char* cmd : {"who-has", "add", "remove", "stats", "peers", "top", "summary", "calc",
+                          "build", "query", "dedup", "inspect", "keygen", "bench", "squid-helper",
+                          "report", "squid-outcomes", "log-level"}) {
     Result r = Cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage:"), std::string::npos) << cmd;

@@ -3,6 +3,9 @@
 // format is checked on what the daemon wrote.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <regex>
@@ -49,6 +52,34 @@ TEST(LogLevel, ControlOperationSetsItAndSighupRereadsTheConfig) {
     EXPECT_TRUE(std::regex_match(line, kLine)) << line;
   }
   EXPECT_GT(lines, 0);
+}
+
+// `peerbloom log-level [LEVEL]`: stdout and exit status of the CLI against node a.
+std::pair<int, std::string> Cli(const std::string& control, const std::string& args) {
+  const std::string command = std::string(PEERBLOOM_CLI_BIN) + " --control " + control + " " +
+                              args + " </dev/null 2>/dev/null";
+  std::string out;
+  FILE* p = ::popen(command.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
+  const int status = ::pclose(p);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(LogLevel, TheCliPrintsAndSetsIt) {
+  Cluster cluster;
+  Node* a = cluster.AddNode("a");
+  ASSERT_TRUE(a->Start(NodeOptions{}, {})) << a->log_tail();
+  const std::string control = "ipc://" + cluster.dir() + "/a/control.sock";
+  using Run = std::pair<int, std::string>;
+  EXPECT_EQ(Cli(control, "log-level"), Run(0, "debug\n"));
+  EXPECT_EQ(Cli(control, "log-level warn"), Run(0, "warn (was debug)\n"));
+  EXPECT_EQ(Cli(control, "--json log-level"), Run(0, "{\"level\":\"warn\"}\n"));
+  // A level the daemon does not know is refused, and the level stays.
+  EXPECT_EQ(Cli(control, "log-level loud").first, 2);
+  json reply;
+  EXPECT_EQ(Level(a, {{"op", "log-level"}}, &reply), "warn");
 }
 
 }  // namespace
