@@ -61,6 +61,8 @@ const std::vector<Command>& Commands() {
        SetUpSquidKeys},
       {"keygen", "generate a CURVE key pair for a node", SetUpKeygen},
       {"bench", "time who-has through the local daemon's control endpoint", SetUpBench},
+      {"broadcast", "send a message to every node over the relay links", SetUpBroadcast},
+      {"listen", "print the broadcasts delivered to the local daemon as they arrive", SetUpListen},
   };
   return kCommands;
 }

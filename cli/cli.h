@@ -66,6 +66,8 @@ Runner SetUpInspect(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpSquidKeys(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpKeygen(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpBench(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpBroadcast(CLI::App* sub, const GlobalOptions* global);  // relay_cmd.cc
+Runner SetUpListen(CLI::App* sub, const GlobalOptions* global);
 
 }  // namespace peerbloom::cli
 

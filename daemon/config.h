@@ -126,6 +126,16 @@ struct Config {
   int64_t link_heartbeat_interval_ms = 1000;
   // Default: 5000. A link whose heartbeats go unanswered this long is closed.
   int64_t link_heartbeat_timeout_ms = 5000;
+
+  // Broadcast relay (docs/relay.md). Default: none. Node ids of this node's relay links;
+  // their endpoints come from gossip membership.
+  std::vector<std::string> relay_links;
+  // Default: 16. Links a broadcast may travel.
+  uint32_t relay_hop_limit = 16;
+  // Default: 1000. Messages per origin per second a node relays; 0: no limit.
+  uint32_t relay_rate_limit = 1000;
+  // Default: 65536. Largest broadcast payload (the kind byte included).
+  int64_t relay_max_payload_bytes = 65536;
 };
 
 // Parses and checks a config file. Fills every default; `out` is unchanged on error.

@@ -188,6 +188,37 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Duration(n, key, 100, &p.c().link_heartbeat_timeout_ms);
      }},
+    // Broadcast relay.
+    {"relay_links", "array of strings", "none", "node ids of this node's relay links",
+     [](Parser& p, const N& n, std::string_view key) {
+       const toml::array* peers = n.as_array();
+       if (peers == nullptr) return p.Error(n, "'relay_links' must be an array of node ids");
+       p.c().relay_links.clear();
+       for (const N& item : *peers) {
+         std::string peer;
+         PEERBLOOM_RETURN_IF_ERROR(p.String(item, key, &peer));
+         if (!IsValidNodeId(peer)) {
+           return p.Error(item, "'relay_links' must hold node ids, got '" + peer + "'");
+         }
+         for (const std::string& other : p.c().relay_links) {
+           if (other == peer) return p.Error(item, "'relay_links' names '" + peer + "' twice");
+         }
+         p.c().relay_links.push_back(std::move(peer));
+       }
+       return Status::Ok();
+     }},
+    {"relay_hop_limit", "integer", "16", "links a broadcast may travel",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.IntTo(n, key, 1, 65535, &p.c().relay_hop_limit);
+     }},
+    {"relay_rate_limit", "integer", "1000", "broadcasts relayed per origin per second, 0: any",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.IntTo(n, key, 0, 1000000, &p.c().relay_rate_limit);
+     }},
+    {"relay_max_payload_bytes", "integer", "65536", "largest broadcast payload",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Int(n, key, 2, int64_t{1} << 20, &p.c().relay_max_payload_bytes);
+     }},
 };
 
 }  // namespace

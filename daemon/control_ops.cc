@@ -22,6 +22,9 @@ const std::vector<ControlOps::Op>& ControlOps::Table() {
       {client::kOpSnapshot, "writes a snapshot now", &ControlOps::Snapshot},
       {client::kOpRebuild, "starts rebuilding a store.log feed's live set from Squid's cache_dirs",
        &ControlOps::Rebuild},
+      {client::kOpBroadcast, "broadcasts the body to every node over the relay links",
+       &ControlOps::Broadcast},
+      {client::kOpListen, "the broadcasts delivered here after a cursor", &ControlOps::Listen},
   };
   return kTable;
 }

@@ -149,6 +149,18 @@ Status Daemon::StartGossip(uint64_t epoch) {
   return Status::Ok();
 }
 
+// Message ids grow across restarts: the first is the wall clock in ms shifted left by 16, so
+// a restarted node starts above every id it used unless it originated more than 65,536
+// messages per ms of its previous run.
+Status Daemon::StartRelay() {
+  Status s = ValidateRelayConfig(config_);
+  if (!s.ok()) return Status::InvalidArgument("relay settings: " + s.message());
+  const uint64_t first_id = static_cast<uint64_t>(UnixMs()) << 16;
+  relay_ = std::make_unique<RelayService>(config_, store_->hasher().key(),
+                                          ClusterTag(config_.cluster_secret), first_id);
+  return Status::Ok();
+}
+
 Status Daemon::Start() {
   start_ms_ = clock_->NowMs();
   PEERBLOOM_RETURN_IF_ERROR(LockDataDir());
@@ -187,6 +199,7 @@ Status Daemon::Start() {
   control_ = std::make_unique<ControlServer>(&context_, config_.control);
   PEERBLOOM_RETURN_IF_ERROR(control_->Start());
   PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
+  PEERBLOOM_RETURN_IF_ERROR(StartRelay());
   digests_ = std::make_unique<DigestImporter>(engine_.get());
   PEERBLOOM_RETURN_IF_ERROR(digests_->Start(config_));
   WireControl();
@@ -206,7 +219,7 @@ void Daemon::WireControl() {
   const DaemonParts parts{config_, advertise_, *store_, *engine_, feeds_};
   stats_ = std::make_unique<StatsReport>(StatsSources{parts, start_ms_, *transport_, *control_,
                                                       *digests_, publish_stats_, snapshot_stats_,
-                                                      snapshot_path_, reloads_});
+                                                      snapshot_path_, reloads_, *relay_});
   auto who_has = [this](const ControlCall& call) {
     return WhoHas(call.request, call.body, call.reply, call.reply_body);
   };
@@ -215,7 +228,7 @@ void Daemon::WireControl() {
   };
   auto write_snapshot = [this] { return WriteSnapshotNow(); };
   ops_ = std::make_unique<ControlOps>(
-      ControlContext{parts, *clock_, *stats_, who_has, change, write_snapshot});
+      ControlContext{parts, *clock_, *stats_, who_has, change, write_snapshot, *relay_});
 }
 
 int64_t Daemon::NextDeadline(int64_t now) const {
@@ -229,6 +242,7 @@ int64_t Daemon::NextDeadline(int64_t now) const {
   if (file_feeds) deadline = std::min(deadline, next_feed_poll_ms_);
   deadline = std::min(deadline, digests_->NextDeadline(now));
   if (notifier_ != nullptr) deadline = std::min(deadline, notifier_->NextPingMs());
+  deadline = std::min(deadline, relay_->NextDeadline(now));
   if (feeds_behind_) deadline = now;
   return deadline;
 }
@@ -256,6 +270,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
     // A frame that makes the engine throw is refused like a malformed one (counted, logged
     // at a limited rate); the next frame is served.
     try {
+      if (RelayService::IsRelayFrame(payload)) return relay_->OnFrame(payload, now);
       return engine_->OnMessage(payload, now);
     } catch (const std::exception& e) {
       return Status::Corruption("internal error: " + EscapeBytes(e.what()));
@@ -270,6 +285,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   MaybePublish(now);
   if (now >= engine_->NextDeadline()) engine_->OnTick(now);
   FlushOutgoing(now);
+  relay_->Poll(*engine_, transport_.get(), now);
   MaybeSnapshot(now);
   PingWatchdog(now);
 }

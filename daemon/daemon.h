@@ -29,6 +29,7 @@
 #include "daemon/digest_importer.h"
 #include "daemon/feed.h"
 #include "daemon/local_store.h"
+#include "daemon/relay_service.h"
 #include "daemon/sd_notify.h"
 #include "daemon/stats_report.h"
 #include "daemon/transport.h"
@@ -68,6 +69,7 @@ class Daemon {
   Status LoadKeys(std::set<std::string>* authorized);
   Status RestoreSnapshot(uint64_t* epoch);
   Status StartGossip(uint64_t epoch);
+  Status StartRelay();
   void WireControl();
   void Reload();
   int64_t NextDeadline(int64_t now) const;
@@ -99,6 +101,7 @@ class Daemon {
   std::unique_ptr<DigestImporter> digests_;
   std::unique_ptr<StatsReport> stats_;
   std::unique_ptr<ControlOps> ops_;
+  std::unique_ptr<RelayService> relay_;  // broadcast relay (relay_service.h)
   std::string advertise_;
   std::string snapshot_path_;
   int64_t start_ms_ = 0;

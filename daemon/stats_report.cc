@@ -373,7 +373,7 @@ constexpr std::array<StatEntry<Context>, 8> kDigests = {{
      [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_expired; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 12> kTop = {{
+constexpr std::array<StatEntry<Context>, 13> kTop = {{
     {"node_id", "this node's id",
      [](const Context& c) -> Json { return c.s.parts.config.node_id; }},
     {"endpoint", "the advertised peer endpoint",
@@ -401,6 +401,8 @@ constexpr std::array<StatEntry<Context>, 12> kTop = {{
     {"squid_digests", "imported Squid digests",
      [](const Context& c) -> Json { return StatObject<Context>(kDigests, c); }},
     {"reloads", "SIGHUP reloads applied", [](const Context& c) -> Json { return c.s.reloads; }},
+    {"relay", "the broadcast relay",
+     [](const Context& c) -> Json { return RelayStatsObject(c.s.relay); }},
 }};
 
 template <typename Source, size_t N>
@@ -428,6 +430,7 @@ std::vector<StatDoc> StatsReference() {
     if (group.name == "transport") group.fields = Docs(kTransport);
     if (group.name == "control") group.fields = Docs(kControl);
     if (group.name == "snapshot") group.fields = Docs(kSnapshot);
+    if (group.name == "relay") group.fields = RelayStatsReference();
     if (group.name == "feeds") {
       group.fields = Docs(kFeed);
       for (StatDoc& f : group.fields) {

@@ -10,7 +10,8 @@ TEST(ControlProtocol, LimitsAndOperations) {
   EXPECT_EQ(kMaxControlHeaderBytes, 65536u);
   EXPECT_EQ(kMaxControlBodyBytes, size_t{256} << 20);
   EXPECT_EQ(ControlOpList(),
-            "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild");
+            "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, broadcast, "
+            "listen");
 }
 
 }  // namespace

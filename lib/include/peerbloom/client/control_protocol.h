@@ -26,12 +26,15 @@ inline constexpr std::string_view kOpSummary = "summary";
 inline constexpr std::string_view kOpPing = "ping";
 inline constexpr std::string_view kOpSnapshot = "snapshot";
 inline constexpr std::string_view kOpRebuild = "rebuild";
+inline constexpr std::string_view kOpBroadcast = "broadcast";
+inline constexpr std::string_view kOpListen = "listen";
 
 // Every operation, in the order an unknown-op error lists them.
-inline constexpr std::array<std::string_view, 9> kControlOps = {
-    kOpWhoHas, kOpAdd, kOpRemove, kOpStats, kOpPeers, kOpSummary, kOpPing, kOpSnapshot, kOpRebuild};
+inline constexpr std::array<std::string_view, 11> kControlOps = {
+    kOpWhoHas, kOpAdd,      kOpRemove,  kOpStats,     kOpPeers, kOpSummary,
+    kOpPing,   kOpSnapshot, kOpRebuild, kOpBroadcast, kOpListen};
 
-// "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild".
+// "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, broadcast, listen".
 std::string ControlOpList();
 
 }  // namespace peerbloom::client
