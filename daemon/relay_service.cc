@@ -32,7 +32,7 @@ RelayOptions MakeOptions(const Config& config, const SipKey& key, uint64_t first
   return o;
 }
 
-constexpr std::array<StatEntry<RelayService>, 24> kRelay = {{
+constexpr std::array<StatEntry<RelayService>, 25> kRelay = {{
     {"links", "configured relay links",
      [](const RelayService& r) -> Json { return r.Stats()["links"]; }},
     {"links_up", "relay links membership knows alive with an endpoint",
@@ -77,6 +77,8 @@ constexpr std::array<StatEntry<RelayService>, 24> kRelay = {{
      [](const RelayService& r) -> Json { return r.Stats()["no_endpoint"]; }},
     {"purges", "cluster-wide purges delivered here",
      [](const RelayService& r) -> Json { return r.Stats()["purges"]; }},
+    {"repairs_pending", "whether announcement rounds or GRAFTs are pending",
+     [](const RelayService& r) -> Json { return r.repairs_pending(); }},
     {"last_seq", "the listen cursor of the newest delivery",
      [](const RelayService& r) -> Json { return r.last_seq(); }},
     {"listen_dropped", "deliveries dropped from the listen buffer (oldest first)",

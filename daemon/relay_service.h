@@ -81,6 +81,7 @@ class RelayService {
   // no longer kept.
   std::vector<const RelayReceived*> After(uint64_t after, size_t max, uint64_t* missed) const;
   uint64_t last_seq() const { return next_seq_ - 1; }
+  bool repairs_pending() const { return !node_->Idle(); }
 
   void set_purge_handler(PurgeHandler handler) { purge_handler_ = std::move(handler); }
 
