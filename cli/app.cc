@@ -63,6 +63,8 @@ const std::vector<Command>& Commands() {
       {"bench", "time who-has through the local daemon's control endpoint", SetUpBench},
       {"broadcast", "send a message to every node over the relay links", SetUpBroadcast},
       {"listen", "print the broadcasts delivered to the local daemon as they arrive", SetUpListen},
+      {"purge", "purge a URL from the local Squid, or with --cluster from every node's",
+       SetUpPurge},
   };
   return kCommands;
 }

@@ -68,6 +68,7 @@ Runner SetUpKeygen(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpBench(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpBroadcast(CLI::App* sub, const GlobalOptions* global);  // relay_cmd.cc
 Runner SetUpListen(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpPurge(CLI::App* sub, const GlobalOptions* global);
 
 }  // namespace peerbloom::cli
 

@@ -136,6 +136,9 @@ struct Config {
   uint32_t relay_rate_limit = 1000;
   // Default: 65536. Largest broadcast payload (the kind byte included).
   int64_t relay_max_payload_bytes = 65536;
+  // Default: "" (none). "HOST:PORT" of the local Squid that a cluster-wide purge sends an
+  // HTTP PURGE to when this node's filter may hold the URL.
+  std::string purge_squid;
 };
 
 // Parses and checks a config file. Fills every default; `out` is unchanged on error.

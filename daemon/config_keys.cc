@@ -219,6 +219,20 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Int(n, key, 2, int64_t{1} << 20, &p.c().relay_max_payload_bytes);
      }},
+    {"purge_squid", "string", "\"\"", "HOST:PORT of the local Squid that purges go to",
+     [](Parser& p, const N& n, std::string_view key) {
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().purge_squid));
+       const std::string& v = p.c().purge_squid;
+       const size_t colon = v.rfind(':');
+       const bool ok = colon != std::string::npos && colon > 0 && colon + 1 < v.size() &&
+                       v.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+                       v.size() - colon - 1 <= 5 && std::stoi(v.substr(colon + 1)) > 0 &&
+                       std::stoi(v.substr(colon + 1)) < 65536;
+       if (!v.empty() && !ok) {
+         return p.Error(n, "'purge_squid' must be HOST:PORT, got '" + v + "'");
+       }
+       return Status::Ok();
+     }},
 };
 
 }  // namespace

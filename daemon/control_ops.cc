@@ -25,6 +25,8 @@ const std::vector<ControlOps::Op>& ControlOps::Table() {
       {client::kOpBroadcast, "broadcasts the body to every node over the relay links",
        &ControlOps::Broadcast},
       {client::kOpListen, "the broadcasts delivered here after a cursor", &ControlOps::Listen},
+      {client::kOpPurge, "purges a URL here, or at every node that may hold it with cluster",
+       &ControlOps::Purge},
   };
   return kTable;
 }

@@ -81,6 +81,7 @@ class ControlOps {
   Status Rebuild(const ControlCall& call);
   Status Broadcast(const ControlCall& call);  // relay_ops.cc
   Status Listen(const ControlCall& call);     // relay_ops.cc
+  Status Purge(const ControlCall& call);      // relay_ops.cc
 
   ControlContext c_;
 };

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <random>
 
+#include "daemon/relay_purge.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
 
@@ -158,6 +159,12 @@ Status Daemon::StartRelay() {
   const uint64_t first_id = static_cast<uint64_t>(UnixMs()) << 16;
   relay_ = std::make_unique<RelayService>(config_, store_->hasher().key(),
                                           ClusterTag(config_.cluster_secret), first_id);
+  relay_->set_purge_handler([this](const RelayReceived& purge, int64_t) {
+    nlohmann::json result = RunPurge(config_, store_.get(), purge.body);
+    result["purge_origin"] = purge.origin;
+    result["purge_id"] = purge.id;
+    return result;
+  });
   return Status::Ok();
 }
 

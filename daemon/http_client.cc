@@ -158,7 +158,7 @@ Status HttpGet(const HttpRequest& req, const HttpGetLimits& limits, const std::a
         std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Steady::now());
     return std::min<int64_t>(left.count(), limits.read_timeout_ms);
   };
-  const std::string request = "GET " + req.path + " HTTP/1.0\r\nHost: " + req.host + ":" +
+  const std::string request = req.method + " " + req.path + " HTTP/1.0\r\nHost: " + req.host + ":" +
                               std::to_string(req.port) + "\r\nAccept: " + req.accept +
                               "\r\nConnection: close\r\n\r\n";
   size_t sent = 0;

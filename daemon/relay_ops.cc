@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "daemon/control_ops.h"
+#include "daemon/relay_purge.h"
 #include "daemon/relay_service.h"
 
 namespace peerbloom::daemon {
@@ -48,6 +49,23 @@ Status ControlOps::Listen(const ControlCall& call) {
   }
   (*call.reply)["deliveries"] = std::move(list);
   (*call.reply)["missed"] = missed;
+  return Status::Ok();
+}
+
+// {"op":"purge","url":URL,"cluster":BOOL}. With cluster: broadcasts the purge and answers
+// {"origin", "id"} at once; each node's result arrives later as a purge-result delivery.
+// Without: runs the purge here and answers {"result": {...}}.
+Status ControlOps::Purge(const ControlCall& call) {
+  const std::string url = call.request.at("url").get<std::string>();
+  if (url.empty()) return Status::InvalidArgument("'url' must not be empty");
+  if (!call.request.value("cluster", false)) {
+    (*call.reply)["result"] = RunPurge(c_.parts.config, &c_.parts.store, url);
+    return Status::Ok();
+  }
+  uint64_t id = 0;
+  PEERBLOOM_RETURN_IF_ERROR(c_.relay.Broadcast(RelayPayloadKind::kPurge, url, call.now, &id));
+  (*call.reply)["origin"] = c_.parts.config.node_id;
+  (*call.reply)["id"] = id;
   return Status::Ok();
 }
 
