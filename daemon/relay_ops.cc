@@ -11,6 +11,8 @@ namespace peerbloom::daemon {
 
 namespace {
 constexpr uint64_t kMaxListenBatch = 10000;
+// A reply stops adding deliveries once its body holds this many bytes (the first always goes).
+constexpr size_t kMaxListenBodyBytes = size_t{16} << 20;
 }  // namespace
 
 // {"op":"broadcast"}, body: the payload. Answers {"origin", "id"}.
@@ -39,6 +41,7 @@ Status ControlOps::Listen(const ControlCall& call) {
   const uint64_t max = std::min(call.request.value("max", kMaxListenBatch), kMaxListenBatch);
   uint64_t missed = 0;
   for (const RelayReceived* r : c_.relay.After(after, static_cast<size_t>(max), &missed)) {
+    if (!list.empty() && call.reply_body->size() + r->body.size() > kMaxListenBodyBytes) break;
     list.push_back({{"seq", r->seq},
                     {"origin", r->origin},
                     {"id", r->id},

@@ -138,7 +138,7 @@ Status RelayService::OnFrame(std::string_view bytes, int64_t now_ms) {
     return s;
   }
   node_->OnPacket(frame.header.sender_id, frame.relay_bytes, now_ms);
-  TakeDeliveries(now_ms);
+  TakeDeliveries();
   return Status::Ok();
 }
 
@@ -169,7 +169,7 @@ void RelayService::Poll(const GossipEngine& engine, Transport* transport, int64_
     node_->OnTick(now_ms);
     next_tick_ms_ = now_ms + (node_->Idle() ? kIdleTickMs : kTickMs);
   }
-  TakeDeliveries(now_ms);
+  TakeDeliveries();
   // A purge handler broadcasts its result, which is delivered here too: loop until quiet.
   while (!purges_pending_.empty()) {
     std::vector<RelayReceived> purges;
@@ -180,7 +180,7 @@ void RelayService::Poll(const GossipEngine& engine, Transport* transport, int64_
       Status s = Broadcast(RelayPayloadKind::kPurgeResult, result.dump(), now_ms, &id);
       if (!s.ok()) spdlog::warn("cannot broadcast the purge result: {}", s.message());
     }
-    TakeDeliveries(now_ms);
+    TakeDeliveries();
   }
   Send(transport, now_ms);
 }
@@ -213,8 +213,7 @@ void RelayService::Send(Transport* transport, int64_t now_ms) {
   }
 }
 
-void RelayService::TakeDeliveries(int64_t now_ms) {
-  (void)now_ms;
+void RelayService::TakeDeliveries() {
   for (RelayDelivery& d : node_->TakeDeliveries()) {
     RelayReceived r;
     r.seq = next_seq_++;
@@ -232,8 +231,10 @@ void RelayService::TakeDeliveries(int64_t now_ms) {
       ++purges_;
       if (purge_handler_) purges_pending_.push_back(r);
     }
+    kept_bytes_ += r.body.size();
     kept_.push_back(std::move(r));
-    if (kept_.size() > kMaxKept) {
+    while (kept_.size() > kMaxKept || (kept_bytes_ > kMaxKeptBytes && kept_.size() > 1)) {
+      kept_bytes_ -= kept_.front().body.size();
       kept_.pop_front();
       ++listen_dropped_;
     }
@@ -250,7 +251,7 @@ Status RelayService::Broadcast(RelayPayloadKind kind, std::string_view body, int
     return s;
   }
   ++broadcasts_;
-  TakeDeliveries(now_ms);
+  TakeDeliveries();
   // Ticks soon: the new message's announcement rounds start.
   next_tick_ms_ = std::min(next_tick_ms_, now_ms + kTickMs);
   return Status::Ok();

@@ -55,8 +55,10 @@ class RelayService {
   // object broadcast back as the purge result.
   using PurgeHandler = std::function<nlohmann::json(const RelayReceived& purge, int64_t now_ms)>;
 
-  // Deliveries kept for `listen`; older ones are dropped (a reader behind them is told).
+  // Deliveries kept for `listen`, at most this many and this many payload bytes; older ones
+  // are dropped (a reader behind them is told).
   static constexpr size_t kMaxKept = 100000;
+  static constexpr size_t kMaxKeptBytes = size_t{64} << 20;
 
   // `first_id`: above any message id this node used before (docs/relay.md).
   RelayService(const Config& config, const SipKey& index_key, uint64_t cluster_tag,
@@ -90,7 +92,7 @@ class RelayService {
 
  private:
   void RefreshLinks(const GossipEngine& engine, int64_t now_ms);
-  void TakeDeliveries(int64_t now_ms);
+  void TakeDeliveries();
   void Send(Transport* transport, int64_t now_ms);
 
   const Config& config_;
@@ -105,6 +107,7 @@ class RelayService {
   int64_t next_tick_ms_ = 0;
   int64_t next_refresh_ms_ = 0;
   std::deque<RelayReceived> kept_;
+  size_t kept_bytes_ = 0;
   uint64_t next_seq_ = 1;
   PurgeHandler purge_handler_;
   std::vector<RelayReceived> purges_pending_;
