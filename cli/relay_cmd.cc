@@ -101,8 +101,9 @@ int RunListen(const GlobalOptions& g, const ListenArgs& a) {
         if (!IsValidUtf8(payload)) j["payload_hex"] = HexBytes(payload);
         out += j.dump() + "\n";
       } else {
-        out += d["origin"].get<std::string>() + " #" + d["id"].dump() + " (" + d["hops"].dump() +
-               " hops) " + d["kind"].get<std::string>() + ": " + payload + "\n";
+        const std::string hops = d["hops"].dump() + (d["hops"] == 1 ? " hop" : " hops");
+        out += d["origin"].get<std::string>() + " #" + d["id"].dump() + " (" + hops + ") " +
+               d["kind"].get<std::string>() + ": " + payload + "\n";
       }
       if (a.count != 0 && ++printed >= a.count) break;
     }

@@ -4,6 +4,10 @@
 // so "exactly once" is checked on every delivery each node made, not on a counter. Waits poll
 // with kWaitDeadline; nothing is timed.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
 
 #include <chrono>
 #include <map>
@@ -249,6 +253,71 @@ TEST_F(RelayMesh, KilledNodeDoesNotStopDeliveryToTheRest) {
     }
     EXPECT_EQ(payloads, sent) << "n" << i;
   }
+}
+
+struct CliResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+CliResult Cli(const std::string& args, const std::string& stdin_file = "/dev/null") {
+  const std::string command =
+      std::string(PEERBLOOM_CLI_BIN) + " " + args + " < " + stdin_file + " 2>&1";
+  CliResult r;
+  FILE* p = ::popen(command.c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// The commands: broadcast from an argument, a file and stdin at one node; listen at the other
+// prints the three, in --json and as text.
+TEST(RelayCli, BroadcastAndListen) {
+  Cluster cluster;
+  Node* a = cluster.AddNode("a");
+  Node* b = cluster.AddNode("b");
+  NodeOptions oa, ob;
+  oa.extra = "relay_links = [\"b\"]\n";
+  ob.extra = "relay_links = [\"a\"]\n";
+  ASSERT_TRUE(a->Start(oa, {})) << a->log_tail();
+  ASSERT_TRUE(b->Start(ob, {a})) << b->log_tail();
+  ASSERT_TRUE(WaitFor(
+      [&] { return a->Stats()["relay"]["links_up"] == 1 && b->Stats()["relay"]["links_up"] == 1; },
+      kWaitDeadline));
+  const std::string at_a = "--timeout 60000 --control ipc://" + cluster.dir() + "/a/control.sock ";
+  const std::string at_b = "--timeout 60000 --control ipc://" + cluster.dir() + "/b/control.sock ";
+  const std::string file = cluster.dir() + "/payload.txt";
+  std::ofstream(file) << "from a file";
+  const std::string input = cluster.dir() + "/stdin.txt";
+  std::ofstream(input) << "from stdin";
+  CliResult r = Cli(at_a + "broadcast 'from an argument'");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("broadcast a #", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(" (16 bytes)\n"), std::string::npos) << r.out;
+  ASSERT_EQ(Cli(at_a + "broadcast --file " + file).exit_code, 0);
+  ASSERT_EQ(Cli(at_a + "broadcast", input).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return b->Stats()["relay"]["delivered"] == 3; }, kWaitDeadline));
+  r = Cli(at_b + "--json listen --from-start --count 3");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  std::vector<std::string> payloads;
+  size_t start = 0;
+  while (start < r.out.size()) {
+    const size_t end = r.out.find('\n', start);
+    const json j = json::parse(r.out.substr(start, end - start));
+    EXPECT_EQ(j["origin"], "a");
+    EXPECT_EQ(j["hops"], 1);
+    EXPECT_EQ(j["kind"], "message");
+    payloads.push_back(j["payload"]);
+    start = end + 1;
+  }
+  EXPECT_EQ(payloads, (std::vector<std::string>{"from an argument", "from a file", "from stdin"}));
+  r = Cli(at_b + "listen --from-start --count 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(r.out.rfind("a #", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find(" (1 hop) message: from an argument\n"), std::string::npos) << r.out;
 }
 
 }  // namespace
