@@ -69,6 +69,10 @@ const std::vector<Command>& Commands() {
        SetUpReport},
       {"squid-outcomes", "count routed requests' outcomes from a Squid log of peerbloom's format",
        SetUpSquidOutcomes},
+      {"broadcast", "send a message to every node over the relay links", SetUpBroadcast},
+      {"listen", "print the broadcasts delivered to the local daemon as they arrive", SetUpListen},
+      {"purge", "purge a URL from the local Squid, or with --cluster from every node's",
+       SetUpPurge},
   };
   return kCommands;
 }

@@ -75,6 +75,9 @@ Runner SetUpBench(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpSquidHelper(CLI::App* sub, const GlobalOptions* global);  // squid_routing.cc
 Runner SetUpReport(CLI::App* sub, const GlobalOptions* global);
 Runner SetUpSquidOutcomes(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpBroadcast(CLI::App* sub, const GlobalOptions* global);  // relay_cmd.cc
+Runner SetUpListen(CLI::App* sub, const GlobalOptions* global);
+Runner SetUpPurge(CLI::App* sub, const GlobalOptions* global);
 
 }  // namespace peerbloom::cli
 

@@ -264,6 +264,11 @@ Status Parser::Finish(const toml::table& root) {
     return At(squid_url_line_,
               "'squid_uri_whitespace' and 'squid_append_domain' need key_scheme = 'squid-md5'");
   }
+  for (const std::string& peer : c_->relay_links) {
+    if (peer == c_->node_id) {
+      return Error(*root.get("relay_links"), "'relay_links' names this node itself");
+    }
+  }
   if (c_->squid_digest_max_refresh_ms < c_->squid_digest_min_refresh_ms) {
     return At(root.contains("squid_digest_max_refresh")
                   ? root.get("squid_digest_max_refresh")->source().begin.line

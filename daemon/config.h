@@ -142,6 +142,18 @@ struct Config {
   std::vector<std::string> test_fault_blocked;
   // Default: 0. Added to the wall clock (epochs, snapshot times), as if it had been stepped.
   int64_t test_wall_clock_offset_ms = 0;
+  // Broadcast relay (docs/relay.md). Default: none. Node ids of this node's relay links;
+  // their endpoints come from gossip membership.
+  std::vector<std::string> relay_links;
+  // Default: 16. Links a broadcast may travel.
+  uint32_t relay_hop_limit = 16;
+  // Default: 1000. Messages per origin per second a node relays; 0: no limit.
+  uint32_t relay_rate_limit = 1000;
+  // Default: 65536. Largest broadcast payload (the kind byte included).
+  int64_t relay_max_payload_bytes = 65536;
+  // Default: "" (none). "HOST:PORT" of the local Squid that a cluster-wide purge sends an
+  // HTTP PURGE to when this node's filter may hold the URL.
+  std::string purge_squid;
 };
 
 // Parses and checks a config file. Fills every default; `out` is unchanged on error.

@@ -2,8 +2,8 @@
 // checks). Each setter reads its value with the Parser's readers, whose messages the docs and
 // tests quote.
 #include "daemon/config_parser.h"
-#include "peerbloom/client/client_config.h"
 #include "daemon/metrics_server.h"
+#include "peerbloom/client/client_config.h"
 #include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
@@ -253,6 +253,51 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        constexpr int64_t kYearMs = int64_t{366} * 24 * 3600 * 1000;
        return p.Int(n, key, -kYearMs, kYearMs, &p.c().test_wall_clock_offset_ms);
+     }},
+    // Broadcast relay.
+    {"relay_links", "array of strings", "none", "node ids of this node's relay links",
+     [](Parser& p, const N& n, std::string_view key) {
+       const toml::array* peers = n.as_array();
+       if (peers == nullptr) return p.Error(n, "'relay_links' must be an array of node ids");
+       p.c().relay_links.clear();
+       for (const N& item : *peers) {
+         std::string peer;
+         PEERBLOOM_RETURN_IF_ERROR(p.String(item, key, &peer));
+         if (!IsValidNodeId(peer)) {
+           return p.Error(item, "'relay_links' must hold node ids, got '" + peer + "'");
+         }
+         for (const std::string& other : p.c().relay_links) {
+           if (other == peer) return p.Error(item, "'relay_links' names '" + peer + "' twice");
+         }
+         p.c().relay_links.push_back(std::move(peer));
+       }
+       return Status::Ok();
+     }},
+    {"relay_hop_limit", "integer", "16", "links a broadcast may travel",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.IntTo(n, key, 1, 65535, &p.c().relay_hop_limit);
+     }},
+    {"relay_rate_limit", "integer", "1000", "broadcasts relayed per origin per second, 0: any",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.IntTo(n, key, 0, 1000000, &p.c().relay_rate_limit);
+     }},
+    {"relay_max_payload_bytes", "integer", "65536", "largest broadcast payload",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Int(n, key, 2, int64_t{1} << 20, &p.c().relay_max_payload_bytes);
+     }},
+    {"purge_squid", "string", "\"\"", "HOST:PORT of the local Squid that purges go to",
+     [](Parser& p, const N& n, std::string_view key) {
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().purge_squid));
+       const std::string& v = p.c().purge_squid;
+       const size_t colon = v.rfind(':');
+       const bool ok = colon != std::string::npos && colon > 0 && colon + 1 < v.size() &&
+                       v.find_first_not_of("0123456789", colon + 1) == std::string::npos &&
+                       v.size() - colon - 1 <= 5 && std::stoi(v.substr(colon + 1)) > 0 &&
+                       std::stoi(v.substr(colon + 1)) < 65536;
+       if (!v.empty() && !ok) {
+         return p.Error(n, "'purge_squid' must be HOST:PORT, got '" + v + "'");
+       }
+       return Status::Ok();
      }},
 };
 

@@ -30,6 +30,11 @@ const std::vector<ControlOps::Op>& ControlOps::Table() {
        &ControlOps::Report},
       {client::kOpLogLevel, "sets the log level until the next reload, or answers it",
        &ControlOps::LogLevel},
+      {client::kOpBroadcast, "broadcasts the body to every node over the relay links",
+       &ControlOps::Broadcast},
+      {client::kOpListen, "the broadcasts delivered here after a cursor", &ControlOps::Listen},
+      {client::kOpPurge, "purges a URL here, or at every node that may hold it with cluster",
+       &ControlOps::Purge},
   };
   return kTable;
 }

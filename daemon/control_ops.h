@@ -35,6 +35,8 @@ struct ControlCall {
 
 using ControlHandler = std::function<Status(const ControlCall&)>;
 
+class RelayService;
+
 // What the operations reach. Every reference must outlive the ControlOps.
 struct ControlContext {
   DaemonParts parts;
@@ -44,6 +46,7 @@ struct ControlContext {
   ControlHandler who_has;
   std::function<Status(bool add, const ControlCall&)> change;
   std::function<Status()> write_snapshot;
+  RelayService& relay;  // broadcast, listen (relay_ops.cc)
 };
 
 class ControlOps {
@@ -78,6 +81,9 @@ class ControlOps {
   Status Rebuild(const ControlCall& call);
   Status Report(const ControlCall& call);
   Status LogLevel(const ControlCall& call);
+  Status Broadcast(const ControlCall& call);  // relay_ops.cc
+  Status Listen(const ControlCall& call);     // relay_ops.cc
+  Status Purge(const ControlCall& call);      // relay_ops.cc
 
   ControlContext c_;
 };

@@ -16,6 +16,7 @@
 
 #include "daemon/epoch_floor.h"
 #include "daemon/log_format.h"
+#include "daemon/relay_purge.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
 
@@ -167,6 +168,24 @@ Status Daemon::StartGossip(uint64_t epoch) {
   return Status::Ok();
 }
 
+// Message ids grow across restarts: the first is the wall clock in ms shifted left by 16, so
+// a restarted node starts above every id it used unless it originated more than 65,536
+// messages per ms of its previous run.
+Status Daemon::StartRelay() {
+  Status s = ValidateRelayConfig(config_);
+  if (!s.ok()) return Status::InvalidArgument("relay settings: " + s.message());
+  const uint64_t first_id = static_cast<uint64_t>(UnixMs()) << 16;
+  relay_ = std::make_unique<RelayService>(config_, store_->hasher().key(),
+                                          ClusterTag(config_.cluster_secret), first_id);
+  relay_->set_purge_handler([this](const RelayReceived& purge, int64_t) {
+    nlohmann::json result = RunPurge(config_, store_.get(), purge.body);
+    result["purge_origin"] = purge.origin;
+    result["purge_id"] = purge.id;
+    return result;
+  });
+  return Status::Ok();
+}
+
 Status Daemon::Start() {
   start_ms_ = clock_->NowMs();
   PEERBLOOM_RETURN_IF_ERROR(LockDataDir());
@@ -210,6 +229,7 @@ Status Daemon::Start() {
   control_ = std::make_unique<ControlServer>(&context_, config_.control);
   PEERBLOOM_RETURN_IF_ERROR(control_->Start());
   PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
+  PEERBLOOM_RETURN_IF_ERROR(StartRelay());
   digests_ = std::make_unique<DigestImporter>(engine_.get());
   PEERBLOOM_RETURN_IF_ERROR(digests_->Start(config_));
   WireControl();
@@ -229,7 +249,7 @@ Status Daemon::Start() {
 void Daemon::WireControl() {
   const DaemonParts parts{config_, advertise_, *store_, *engine_, feeds_, routes_};
   const StatsSources sources{parts,          start_ms_,       *transport_,    *control_, *digests_,
-                             publish_stats_, snapshot_stats_, snapshot_path_, reloads_};
+                             publish_stats_, snapshot_stats_, snapshot_path_, reloads_,  *relay_};
   stats_ = std::make_unique<StatsReport>(sources);
   metrics_ = std::make_unique<MetricsReport>(sources, loop_metrics_);
   auto who_has = [this](const ControlCall& call) {
@@ -240,7 +260,7 @@ void Daemon::WireControl() {
   };
   auto write_snapshot = [this] { return WriteSnapshotNow(); };
   ops_ = std::make_unique<ControlOps>(
-      ControlContext{parts, *clock_, *stats_, who_has, change, write_snapshot});
+      ControlContext{parts, *clock_, *stats_, who_has, change, write_snapshot, *relay_});
 }
 
 int64_t Daemon::NextDeadline(int64_t now) const {
@@ -259,6 +279,7 @@ int64_t Daemon::NextDeadline(int64_t now) const {
   deadline = std::min(deadline, digests_->NextDeadline(now));
   if (notifier_ != nullptr) deadline = std::min(deadline, notifier_->NextPingMs());
   if (metrics_server_) deadline = std::min(deadline, next_metrics_ms_);
+  deadline = std::min(deadline, relay_->NextDeadline(now));
   if (feeds_behind_) deadline = now;
   return deadline;
 }
@@ -287,7 +308,8 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
     // at a limited rate); the next frame is served.
     Status s;
     try {
-      s = engine_->OnMessage(payload, now);
+      s = RelayService::IsRelayFrame(payload) ? relay_->OnFrame(payload, now)
+                                              : engine_->OnMessage(payload, now);
     } catch (const std::exception& e) {
       s = Status::Corruption("internal error: " + EscapeBytes(e.what()));
     }
@@ -303,6 +325,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   MaybePublish(now);
   if (now >= engine_->NextDeadline()) engine_->OnTick(now);
   FlushOutgoing(now);
+  relay_->Poll(*engine_, transport_.get(), now);
   MaybeSnapshot(now);
   MaybePublishMetrics(now);
   PingWatchdog(now);

@@ -35,6 +35,7 @@
 #include "daemon/loop_metrics.h"
 #include "daemon/metrics_report.h"
 #include "daemon/metrics_server.h"
+#include "daemon/relay_service.h"
 #include "daemon/sd_notify.h"
 #include "daemon/snapshot_writer.h"
 #include "daemon/stats_report.h"
@@ -75,6 +76,7 @@ class Daemon {
   Status LoadKeys(std::set<std::string>* authorized);
   Status RestoreSnapshot(uint64_t* epoch);
   Status StartGossip(uint64_t epoch);
+  Status StartRelay();
   void WireControl();
   void Reload();
   int64_t NextDeadline(int64_t now) const;
@@ -119,6 +121,7 @@ class Daemon {
   std::unique_ptr<MetricsReport> metrics_;
   std::unique_ptr<MetricsServer> metrics_server_;  // null without metrics_listen
   int64_t next_metrics_ms_ = 0;
+  std::unique_ptr<RelayService> relay_;  // broadcast relay (relay_service.h)
   std::string advertise_;
   std::string snapshot_path_;
   int64_t start_ms_ = 0;

@@ -154,8 +154,16 @@ Status HttpGet(const HttpRequest& req, const HttpGetLimits& limits, const std::a
   const auto deadline = std::chrono::steady_clock::now() +
                         milliseconds(limits.connect_timeout_ms + limits.total_timeout_ms);
   Watchdog watchdog(&client, deadline, stop);
-  const httplib::Result result =
-      client.Get(req.path, httplib::Headers{{"Accept", req.accept}}, on_head, on_body);
+  // A Request rather than Get(): the method is the caller's (PURGE for the relay's purges).
+  httplib::Request request;
+  request.method = req.method;
+  request.path = req.path;
+  request.headers = {{"Accept", req.accept}};
+  request.response_handler = on_head;
+  request.content_receiver = [&on_body](const char* data, size_t n, uint64_t, uint64_t) {
+    return on_body(data, n);
+  };
+  const httplib::Result result = client.send(request);
   watchdog.Done();
   if (watchdog.ended_by() == EndedBy::kStop) return Status::IOError("fetch cancelled");
   if (body_too_large) return BodyTooLarge(limits.max_body_bytes);

@@ -25,7 +25,8 @@
 namespace peerbloom::daemon {
 
 struct HttpRequest {
-  std::string host;  // name or address; also sent as Host: HOST:PORT
+  std::string method = "GET";  // Default: GET. Any method without a request body (PURGE)
+  std::string host;            // name or address; also sent as Host: HOST:PORT
   uint16_t port = 80;
   std::string path;    // absolute path, sent as is
   std::string accept;  // the Accept header's value

@@ -432,7 +432,7 @@ constexpr std::array<StatEntry<Context>, 7> kRouting = {{
      }},
 }};
 
-constexpr std::array<StatEntry<Context>, 13> kTop = {{
+constexpr std::array<StatEntry<Context>, 14> kTop = {{
     {"node_id", "this node's id",
      [](const Context& c) -> Json { return c.s.parts.config.node_id; }},
     {"endpoint", "the advertised peer endpoint",
@@ -462,6 +462,8 @@ constexpr std::array<StatEntry<Context>, 13> kTop = {{
     {"reloads", "SIGHUP reloads applied", [](const Context& c) -> Json { return c.s.reloads; }},
     {"routing", "outcomes of requests routed to peers (docs/squid.md)",
      [](const Context& c) -> Json { return StatObject<Context>(kRouting, c); }},
+    {"relay", "the broadcast relay",
+     [](const Context& c) -> Json { return RelayStatsObject(c.s.relay); }},
 }};
 
 template <typename Source, size_t N>
@@ -497,6 +499,7 @@ std::vector<StatDoc> StatsReference() {
     if (group.name == "transport") group.fields = Docs(kTransport);
     if (group.name == "control") group.fields = Docs(kControl);
     if (group.name == "snapshot") group.fields = Docs(kSnapshot);
+    if (group.name == "relay") group.fields = RelayStatsReference();
     if (group.name == "feeds") {
       group.fields = Docs(kFeed);
       for (StatDoc& f : group.fields) {

@@ -16,6 +16,7 @@
 #include "daemon/control_server.h"
 #include "daemon/daemon_parts.h"
 #include "daemon/digest_importer.h"
+#include "daemon/relay_service.h"
 #include "daemon/stat_table.h"
 #include "daemon/transport.h"
 #include "peerbloom/gossip.h"
@@ -49,6 +50,7 @@ struct StatsSources {
   const SnapshotStats& snapshot;
   const std::string& snapshot_path;
   const uint64_t& reloads;
+  const RelayService& relay;
 };
 
 class StatsReport {

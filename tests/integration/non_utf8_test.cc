@@ -439,7 +439,7 @@ TEST_F(NonUtf8, EveryControlOperationThatTakesInputAnswersValidJson) {
   EXPECT_FALSE(node_->Call({{"op", "caf\xc3\xa9"}}, "", &reply, &body, &error));
   EXPECT_EQ(error,
             "unknown op 'caf\xc3\xa9' (who-has, add, remove, stats, peers, summary, ping, "
-            "snapshot, rebuild, report, log-level)");
+            "snapshot, rebuild, report, log-level, broadcast, listen, purge)");
   EXPECT_FALSE(node_->Call({{"op", "log-level"}, {"level", "\x1b[2J"}}, "", &reply, &body, &error));
   EXPECT_EQ(
       error,
@@ -468,7 +468,7 @@ TEST_F(NonUtf8, RawControlFramesWithBytesThatAreNotUtf8) {
         {header(R"({"op":")", R"("})"),
          x.utf8 ? "unknown op '" + x.escaped +
                       "' (who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, "
-                      "report, log-level)"
+                      "report, log-level, broadcast, listen, purge)"
                 : not_utf8},
         {header(R"({"op":"who-has","input":")", R"("})"),
          "'input' must be 'url' or 'key', got '" + x.escaped + "'"},

@@ -11,7 +11,7 @@ TEST(ControlProtocol, LimitsAndOperations) {
   EXPECT_EQ(kMaxControlBodyBytes, size_t{256} << 20);
   EXPECT_EQ(ControlOpList(),
             "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, report, "
-            "log-level");
+            "log-level, broadcast, listen, purge");
 }
 
 }  // namespace

@@ -28,13 +28,17 @@ inline constexpr std::string_view kOpSnapshot = "snapshot";
 inline constexpr std::string_view kOpRebuild = "rebuild";
 inline constexpr std::string_view kOpReport = "report";
 inline constexpr std::string_view kOpLogLevel = "log-level";
+inline constexpr std::string_view kOpBroadcast = "broadcast";
+inline constexpr std::string_view kOpListen = "listen";
+inline constexpr std::string_view kOpPurge = "purge";
 
 // Every operation, in the order an unknown-op error lists them.
-inline constexpr std::array<std::string_view, 11> kControlOps = {
-    kOpWhoHas, kOpAdd,      kOpRemove,  kOpStats,  kOpPeers,   kOpSummary,
-    kOpPing,   kOpSnapshot, kOpRebuild, kOpReport, kOpLogLevel};
+inline constexpr std::array<std::string_view, 14> kControlOps = {
+    kOpWhoHas,   kOpAdd,     kOpRemove, kOpStats,    kOpPeers,     kOpSummary, kOpPing,
+    kOpSnapshot, kOpRebuild, kOpReport, kOpLogLevel, kOpBroadcast, kOpListen,  kOpPurge};
 
-// "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, report, log-level".
+// "who-has, add, remove, stats, peers, summary, ping, snapshot, rebuild, report, log-level,
+// broadcast, listen, purge".
 std::string ControlOpList();
 
 }  // namespace peerbloom::client

@@ -1,0 +1,292 @@
+#include "daemon/relay_service.h"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+
+#include "peerbloom/escape.h"
+#include "peerbloom/wire.h"
+
+namespace peerbloom::daemon {
+namespace {
+
+using Json = nlohmann::json;
+
+// Announcement rounds and GRAFT timers count in ticks of this period (docs/relay.md).
+constexpr int64_t kTickMs = 50;
+// An idle relay (no rounds, no GRAFTs pending) only expires caches.
+constexpr int64_t kIdleTickMs = 1000;
+// How often the links' endpoints and liveness are read from membership.
+constexpr int64_t kRefreshMs = 200;
+
+RelayOptions MakeOptions(const Config& config, const SipKey& key, uint64_t first_id) {
+  RelayOptions o;
+  o.node_id = config.node_id;
+  o.key = key;
+  o.hop_limit = config.relay_hop_limit;
+  o.limits.max_payload_bytes = static_cast<size_t>(config.relay_max_payload_bytes);
+  o.flow.max_per_window = config.relay_rate_limit;
+  o.flow.window_ms = 1000;
+  o.first_id = first_id;
+  return o;
+}
+
+constexpr std::array<StatEntry<RelayService>, 25> kRelay = {{
+    {"links", "configured relay links",
+     [](const RelayService& r) -> Json { return r.Stats()["links"]; }},
+    {"links_up", "relay links membership knows alive with an endpoint",
+     [](const RelayService& r) -> Json { return r.Stats()["links_up"]; }},
+    {"eager_links", "links pushing payloads (the broadcast tree here)",
+     [](const RelayService& r) -> Json { return r.Stats()["eager_links"]; }},
+    {"broadcasts", "messages this node originated",
+     [](const RelayService& r) -> Json { return r.Stats()["broadcasts"]; }},
+    {"broadcasts_refused", "broadcast requests refused (own rate, payload cap)",
+     [](const RelayService& r) -> Json { return r.Stats()["broadcasts_refused"]; }},
+    {"delivered", "messages delivered here, each once",
+     [](const RelayService& r) -> Json { return r.relay_stats().delivered; }},
+    {"duplicates", "second copies of delivered messages",
+     [](const RelayService& r) -> Json { return r.relay_stats().duplicates; }},
+    {"stale", "copies older than the seen window",
+     [](const RelayService& r) -> Json { return r.relay_stats().stale; }},
+    {"throttled", "messages dropped by per-origin flow control",
+     [](const RelayService& r) -> Json { return r.relay_stats().throttled; }},
+    {"hop_limited", "messages received at the hop limit (not forwarded)",
+     [](const RelayService& r) -> Json { return r.relay_stats().hop_limited; }},
+    {"malformed", "relay packets or frames that did not decode",
+     [](const RelayService& r) -> Json { return r.Stats()["malformed"]; }},
+    {"unknown_link", "packets from a node that is not a relay link",
+     [](const RelayService& r) -> Json { return r.relay_stats().unknown_link; }},
+    {"filter_skips", "eager pushes turned into announcements by a visited-filter hit",
+     [](const RelayService& r) -> Json { return r.relay_stats().filter_skips; }},
+    {"grafts_sent", "GRAFTs sent (repairs)",
+     [](const RelayService& r) -> Json { return r.relay_stats().grafts_sent; }},
+    {"grafts_served", "GRAFTs answered with a payload",
+     [](const RelayService& r) -> Json { return r.relay_stats().grafts_served; }},
+    {"gave_up", "announced messages never obtained",
+     [](const RelayService& r) -> Json { return r.relay_stats().gave_up; }},
+    {"prunes_sent", "PRUNEs sent",
+     [](const RelayService& r) -> Json { return r.relay_stats().prunes_sent; }},
+    {"ihave_sent", "IHAVE entries sent",
+     [](const RelayService& r) -> Json { return r.relay_stats().announcements_sent; }},
+    {"payloads_sent", "payload copies sent",
+     [](const RelayService& r) -> Json { return r.relay_stats().payloads_sent; }},
+    {"control_packets_sent", "IHAVE, GRAFT and PRUNE packets sent",
+     [](const RelayService& r) -> Json { return r.relay_stats().control_packets_sent; }},
+    {"no_endpoint", "packets for a link membership has no endpoint for",
+     [](const RelayService& r) -> Json { return r.Stats()["no_endpoint"]; }},
+    {"purges", "cluster-wide purges delivered here",
+     [](const RelayService& r) -> Json { return r.Stats()["purges"]; }},
+    {"repairs_pending", "whether announcement rounds or GRAFTs are pending",
+     [](const RelayService& r) -> Json { return r.repairs_pending(); }},
+    {"last_seq", "the listen cursor of the newest delivery",
+     [](const RelayService& r) -> Json { return r.last_seq(); }},
+    {"listen_dropped", "deliveries dropped from the listen buffer (oldest first)",
+     [](const RelayService& r) -> Json { return r.Stats()["listen_dropped"]; }},
+}};
+
+}  // namespace
+
+std::string_view RelayPayloadKindName(RelayPayloadKind kind) {
+  switch (kind) {
+    case RelayPayloadKind::kMessage:
+      return "message";
+    case RelayPayloadKind::kPurge:
+      return "purge";
+    case RelayPayloadKind::kPurgeResult:
+      return "purge-result";
+  }
+  return "unknown";
+}
+
+RelayService::RelayService(const Config& config, const SipKey& index_key, uint64_t cluster_tag,
+                           uint64_t first_id)
+    : config_(config), cluster_tag_(cluster_tag) {
+  node_ = std::make_unique<RelayNode>(MakeOptions(config, index_key, first_id));
+  node_->SetLinks(config.relay_links);
+  for (const std::string& peer : config.relay_links) {
+    links_[peer];
+    node_->SetLinkUp(peer, false);
+  }
+}
+
+Status ValidateRelayConfig(const Config& config) {
+  RelayOptions o = MakeOptions(config, SipKey{}, 1);
+  return ValidateRelayOptions(o);
+}
+
+bool RelayService::IsRelayFrame(std::string_view frame) {
+  constexpr size_t kTypeAt = sizeof(kWireMagic) + 2;
+  return frame.size() > kTypeAt &&
+         static_cast<uint8_t>(frame[kTypeAt]) == static_cast<uint8_t>(WireType::kBroadcast);
+}
+
+Status RelayService::OnFrame(std::string_view bytes, int64_t now_ms) {
+  WireFrame frame;
+  WireLimits limits;
+  limits.max_frame_bytes = static_cast<size_t>(config_.max_message_bytes);
+  Status s = DecodeFrame(bytes, limits, &frame);
+  if (s.ok() && frame.header.cluster_tag != cluster_tag_) {
+    s = Status::InvalidArgument("frame of another cluster (tag '" +
+                                std::to_string(frame.header.cluster_tag) + "')");
+  }
+  if (s.ok() && frame.header.sender_id == config_.node_id) {
+    s = Status::InvalidArgument("frame from this node itself");
+  }
+  if (!s.ok()) {
+    ++frames_refused_;
+    return s;
+  }
+  node_->OnPacket(frame.header.sender_id, frame.relay_bytes, now_ms);
+  TakeDeliveries();
+  return Status::Ok();
+}
+
+void RelayService::RefreshLinks(const GossipEngine& engine, int64_t now_ms) {
+  if (links_.empty()) return;
+  std::map<std::string, LinkInfo> seen;
+  for (const PeerInfo& p : engine.Peers(now_ms)) {
+    auto it = links_.find(p.node_id);
+    if (it == links_.end()) continue;
+    seen[p.node_id] = {p.endpoint, p.public_key, p.alive && !p.endpoint.empty()};
+  }
+  for (auto& [peer, info] : links_) {
+    LinkInfo fresh = seen.count(peer) ? seen[peer] : LinkInfo{};
+    if (fresh.up != info.up) {
+      node_->SetLinkUp(peer, fresh.up);
+      spdlog::info("relay link '{}' {}", peer, fresh.up ? "up" : "down");
+    }
+    info = std::move(fresh);
+  }
+}
+
+void RelayService::Poll(const GossipEngine& engine, Transport* transport, int64_t now_ms) {
+  if (now_ms >= next_refresh_ms_) {
+    next_refresh_ms_ = now_ms + kRefreshMs;
+    RefreshLinks(engine, now_ms);
+  }
+  if (now_ms >= next_tick_ms_) {
+    node_->OnTick(now_ms);
+    next_tick_ms_ = now_ms + (node_->Idle() ? kIdleTickMs : kTickMs);
+  }
+  TakeDeliveries();
+  // A purge handler broadcasts its result, which is delivered here too: loop until quiet.
+  while (!purges_pending_.empty()) {
+    std::vector<RelayReceived> purges;
+    purges.swap(purges_pending_);
+    for (const RelayReceived& purge : purges) {
+      const Json result = purge_handler_(purge, now_ms);
+      uint64_t id = 0;
+      Status s = Broadcast(RelayPayloadKind::kPurgeResult, result.dump(), now_ms, &id);
+      if (!s.ok()) spdlog::warn("cannot broadcast the purge result: {}", s.message());
+    }
+    TakeDeliveries();
+  }
+  Send(transport, now_ms);
+}
+
+int64_t RelayService::NextDeadline(int64_t now_ms) const {
+  int64_t deadline = std::min(next_tick_ms_, next_refresh_ms_);
+  if (!purges_pending_.empty()) deadline = now_ms;
+  return deadline;
+}
+
+void RelayService::Send(Transport* transport, int64_t now_ms) {
+  WireHeader header;
+  header.cluster_tag = cluster_tag_;
+  header.sender_id = config_.node_id;
+  for (RelaySend& send : node_->TakeSends()) {
+    auto it = links_.find(send.to);
+    if (it == links_.end() || it->second.endpoint.empty()) {
+      ++sent_no_endpoint_;
+      continue;
+    }
+    Outgoing out;
+    out.endpoint = it->second.endpoint;
+    out.public_key = it->second.public_key;
+    Status s = EncodeBroadcastFrame(header, send.packet, &out.payload);
+    if (!s.ok()) {
+      spdlog::error("cannot frame a relay packet: {}", s.message());
+      continue;
+    }
+    transport->Send(out, now_ms);
+  }
+}
+
+void RelayService::TakeDeliveries() {
+  for (RelayDelivery& d : node_->TakeDeliveries()) {
+    RelayReceived r;
+    r.seq = next_seq_++;
+    r.origin = std::move(d.origin);
+    r.id = d.id;
+    r.hops = d.hops;
+    if (d.payload.empty() || static_cast<uint8_t>(d.payload[0]) > 2) {
+      ++frames_refused_;  // not a payload this version knows: delivered, kept as a message
+      r.body = std::move(d.payload);
+    } else {
+      r.kind = static_cast<RelayPayloadKind>(d.payload[0]);
+      r.body = d.payload.substr(1);
+    }
+    if (r.kind == RelayPayloadKind::kPurge) {
+      ++purges_;
+      if (purge_handler_) purges_pending_.push_back(r);
+    }
+    kept_bytes_ += r.body.size();
+    kept_.push_back(std::move(r));
+    while (kept_.size() > kMaxKept || (kept_bytes_ > kMaxKeptBytes && kept_.size() > 1)) {
+      kept_bytes_ -= kept_.front().body.size();
+      kept_.pop_front();
+      ++listen_dropped_;
+    }
+  }
+}
+
+Status RelayService::Broadcast(RelayPayloadKind kind, std::string_view body, int64_t now_ms,
+                               uint64_t* id) {
+  std::string payload(1, static_cast<char>(kind));
+  payload.append(body);
+  Status s = node_->Broadcast(payload, static_cast<uint64_t>(now_ms), id);
+  if (!s.ok()) {
+    ++broadcasts_refused_;
+    return s;
+  }
+  ++broadcasts_;
+  TakeDeliveries();
+  // Ticks soon: the new message's announcement rounds start.
+  next_tick_ms_ = std::min(next_tick_ms_, now_ms + kTickMs);
+  return Status::Ok();
+}
+
+std::vector<const RelayReceived*> RelayService::After(uint64_t after, size_t max,
+                                                      uint64_t* missed) const {
+  std::vector<const RelayReceived*> out;
+  *missed = 0;
+  if (kept_.empty()) return out;
+  const uint64_t first = kept_.front().seq;
+  if (after + 1 < first) *missed = first - after - 1;
+  const size_t start = after < first ? 0 : static_cast<size_t>(after - first + 1);
+  for (size_t i = start; i < kept_.size() && out.size() < max; ++i) out.push_back(&kept_[i]);
+  return out;
+}
+
+Json RelayService::Stats() const {
+  size_t up = 0;
+  for (const auto& [peer, info] : links_) up += info.up ? 1 : 0;
+  Json links = Json::array();
+  for (const auto& [peer, info] : links_) links.push_back(peer);
+  return {{"links", links},
+          {"links_up", up},
+          {"eager_links", node_->EagerLinks()},
+          {"broadcasts", broadcasts_},
+          {"broadcasts_refused", broadcasts_refused_},
+          {"malformed", node_->stats().malformed + frames_refused_},
+          {"no_endpoint", sent_no_endpoint_},
+          {"purges", purges_},
+          {"listen_dropped", listen_dropped_}};
+}
+
+Json RelayStatsObject(const RelayService& relay) { return StatObject<RelayService>(kRelay, relay); }
+
+std::vector<StatDoc> RelayStatsReference() { return StatDocs<RelayService>(kRelay); }
+
+}  // namespace peerbloom::daemon
