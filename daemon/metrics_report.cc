@@ -256,6 +256,36 @@ const Metric kMetrics[] = {
          w.Sample({{"peer", node}, {"outcome", "false_hit"}}, counts.false_hits);
        }
      }},
+    // The broadcast relay (docs/relay.md).
+    {"peerbloom_relay_delivered_total", "counter", "",
+     "broadcasts delivered here (each message once)",
+     [](const Context& c, Writer& w) { w.Sample(c.s.relay.relay_stats().delivered); }},
+    {"peerbloom_relay_dropped_total", "counter",
+     "reason=duplicate|stale|throttled|hop_limited|malformed|unknown_link",
+     "relay packets or messages not passed on, by reason",
+     [](const Context& c, Writer& w) {
+       const RelayStats& r = c.s.relay.relay_stats();
+       w.Sample({{"reason", "duplicate"}}, r.duplicates);
+       w.Sample({{"reason", "stale"}}, r.stale);
+       w.Sample({{"reason", "throttled"}}, r.throttled);
+       w.Sample({{"reason", "hop_limited"}}, r.hop_limited);
+       w.Sample({{"reason", "malformed"}}, r.malformed);
+       w.Sample({{"reason", "unknown_link"}}, r.unknown_link);
+     }},
+    {"peerbloom_relay_packets_sent_total", "counter", "kind=payload|control",
+     "relay packets sent: payload copies, and IHAVE, GRAFT and PRUNE packets",
+     [](const Context& c, Writer& w) {
+       const RelayStats& r = c.s.relay.relay_stats();
+       w.Sample({{"kind", "payload"}}, r.payloads_sent);
+       w.Sample({{"kind", "control"}}, r.control_packets_sent);
+     }},
+    {"peerbloom_relay_gave_up_total", "counter", "", "announced broadcasts never obtained",
+     [](const Context& c, Writer& w) { w.Sample(c.s.relay.relay_stats().gave_up); }},
+    {"peerbloom_relay_repairs_pending", "gauge", "",
+     "1 while announcements or GRAFTs are still pending",
+     [](const Context& c, Writer& w) {
+       w.Sample(uint64_t{c.s.relay.repairs_pending() ? 1u : 0u});
+     }},
     // Gossip.
     {"peerbloom_gossip_members", "gauge", "state=alive|dead", "members known",
      [](const Context& c, Writer& w) {
