@@ -119,7 +119,7 @@ int RunListen(const GlobalOptions& g, const ListenArgs& a) {
 struct PurgeArgs {
   std::string url;
   bool cluster = false;
-  int wait_ms = 5000;
+  int wait_ms = 15000;
 };
 
 std::string DescribePurge(const json& r) {
@@ -127,8 +127,13 @@ std::string DescribePurge(const json& r) {
   const std::string action = r.value("action", std::string());
   if (action == "skipped") return text + "not held (its filter does not hold the URL)";
   if (action == "none") return text + "may hold it, no purge action configured";
-  if (r.value("purged", false)) return text + "purged (HTTP 200)";
   if (r.contains("error")) return text + "purge failed: " + r["error"].get<std::string>();
+  if (action == "command") {
+    if (r.contains("signal")) return text + "purge command ended by signal " + r["signal"].dump();
+    return text + (r.value("purged", false) ? "purged" : "not purged") +
+           " (purge command exited with status " + r["exit_status"].dump() + ")";
+  }
+  if (r.value("purged", false)) return text + "purged (HTTP 200)";
   return text + "not in the cache (HTTP " + r["status"].dump() + ")";
 }
 
@@ -136,6 +141,31 @@ void PrintPurge(const GlobalOptions& g, const json& r) {
   const std::string line = (g.json ? r.dump() : DescribePurge(r)) + "\n";
   std::fwrite(line.data(), 1, line.size(), stdout);
   std::fflush(stdout);
+}
+
+// Without --cluster: the daemon answers at once when no action is to run, else with a job
+// whose result this polls for until --wait passes.
+int RunLocalPurge(const GlobalOptions& g, const PurgeArgs& a, ControlClient* control) {
+  json reply;
+  std::string body;
+  Status s = control->Call({{"op", client::kOpPurge}, {"url", a.url}}, "", &reply, &body);
+  if (!s.ok()) return Error(s);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(a.wait_ms);
+  if (reply.contains("job")) {
+    const json ask = {{"op", client::kOpPurge}, {"job", reply["job"]}};
+    while (true) {
+      s = control->Call(ask, "", &reply, &body);
+      if (!s.ok()) return Error(s);
+      if (reply.value("done", false)) break;
+      if (std::chrono::steady_clock::now() >= deadline) {
+        std::fprintf(stderr, "peerbloom: the purge did not finish within %d ms\n", a.wait_ms);
+        return kExitNone;
+      }
+      std::this_thread::sleep_for(kListenPoll);
+    }
+  }
+  PrintPurge(g, reply["result"]);
+  return 0;
 }
 
 // With --cluster: broadcasts the purge, then prints the purge results as they arrive until
@@ -147,12 +177,7 @@ int RunPurge(const GlobalOptions& g, const PurgeArgs& a) {
   if (!s.ok()) return Error(s);
   json reply;
   std::string body;
-  if (!a.cluster) {
-    s = control->Call({{"op", client::kOpPurge}, {"url", a.url}}, "", &reply, &body);
-    if (!s.ok()) return Error(s);
-    PrintPurge(g, reply["result"]);
-    return 0;
-  }
+  if (!a.cluster) return RunLocalPurge(g, a, control.get());
   s = control->Call({{"op", client::kOpPeers}}, "", &reply, &body);
   if (!s.ok()) return Error(s);
   size_t expected = 1;
@@ -203,7 +228,7 @@ Runner SetUpPurge(CLI::App* sub, const GlobalOptions* g) {
   sub->add_option("url", a->url, "the URL to purge")->required();
   sub->add_flag("--cluster", a->cluster,
                 "purge at every node whose filter may hold the URL (default: this node only)");
-  sub->add_option("--wait", a->wait_ms, "milliseconds to wait for the nodes' results")
+  sub->add_option("--wait", a->wait_ms, "milliseconds to wait for the results")
       ->check(CLI::Range(0, 3600000));
   return [g, a] { return RunPurge(*g, *a); };
 }

@@ -269,6 +269,10 @@ Status Parser::Finish(const toml::table& root) {
       return Error(*root.get("relay_links"), "'relay_links' names this node itself");
     }
   }
+  if (!c_->purge_command.empty() && !c_->purge_squid.empty()) {
+    return Error(*root.get("purge_command"),
+                 "'purge_command' and 'purge_squid' exclude each other");
+  }
   if (c_->squid_digest_max_refresh_ms < c_->squid_digest_min_refresh_ms) {
     return At(root.contains("squid_digest_max_refresh")
                   ? root.get("squid_digest_max_refresh")->source().begin.line

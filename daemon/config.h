@@ -154,6 +154,11 @@ struct Config {
   // Default: "" (none). "HOST:PORT" of the local Squid that a cluster-wide purge sends an
   // HTTP PURGE to when this node's filter may hold the URL.
   std::string purge_squid;
+  // Default: none. The purge command hook, an argv array run without a shell with the URL
+  // appended, instead of an HTTP PURGE (docs/relay.md). Excludes purge_squid.
+  std::vector<std::string> purge_command;
+  // Default: 10000 (10 s). A purge command still running this long is killed (SIGKILL).
+  int64_t purge_command_timeout_ms = 10000;
 };
 
 // Parses and checks a config file. Fills every default; `out` is unchanged on error.

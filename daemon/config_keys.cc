@@ -299,6 +299,32 @@ constexpr KeySpec kKeys[] = {
        }
        return Status::Ok();
      }},
+    {"purge_command", "array of strings", "none",
+     "program and arguments run for a purge, URL appended",
+     [](Parser& p, const N& n, std::string_view key) {
+       const toml::array* argv = n.as_array();
+       if (argv == nullptr || argv->empty()) {
+         return p.Error(n, "'purge_command' must be a non-empty array of strings");
+       }
+       p.c().purge_command.clear();
+       for (const N& item : *argv) {
+         std::string arg;
+         PEERBLOOM_RETURN_IF_ERROR(p.String(item, key, &arg));
+         if (arg.find('\0') != std::string::npos) {
+           return p.Error(item, "'purge_command' arguments must not hold NUL bytes");
+         }
+         p.c().purge_command.push_back(std::move(arg));
+       }
+       if (p.c().purge_command[0].empty() || p.c().purge_command[0][0] != '/') {
+         return p.Error(n, "'purge_command' must start with an absolute path, got '" +
+                               p.c().purge_command[0] + "'");
+       }
+       return Status::Ok();
+     }},
+    {"purge_command_timeout", "duration", "\"10s\"", "a purge command is killed after this",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 100, &p.c().purge_command_timeout_ms);
+     }},
 };
 
 }  // namespace

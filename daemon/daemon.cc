@@ -177,12 +177,19 @@ Status Daemon::StartRelay() {
   const uint64_t first_id = static_cast<uint64_t>(UnixMs()) << 16;
   relay_ = std::make_unique<RelayService>(config_, store_->hasher().key(),
                                           ClusterTag(config_.cluster_secret), first_id);
-  relay_->set_purge_handler([this](const RelayReceived& purge, int64_t) {
-    nlohmann::json result = RunPurge(config_, store_.get(), purge.body);
-    result["purge_origin"] = purge.origin;
-    result["purge_id"] = purge.id;
-    return result;
-  });
+  // The runner's actions read a copy of the config: a reload never races them.
+  auto runner = std::make_unique<PurgeRunner>(
+      [config = config_](const std::atomic<bool>& stop, nlohmann::json* result) {
+        RunPurgeAction(config, stop, result);
+      });
+  relay_->set_purge_handler(
+      [this](const RelayReceived& purge, int64_t) {
+        nlohmann::json result = CheckPurge(config_, store_.get(), purge.body);
+        result["purge_origin"] = purge.origin;
+        result["purge_id"] = purge.id;
+        return result;
+      },
+      std::move(runner));
   return Status::Ok();
 }
 

@@ -57,12 +57,30 @@ Status ControlOps::Listen(const ControlCall& call) {
 
 // {"op":"purge","url":URL,"cluster":BOOL}. With cluster: broadcasts the purge and answers
 // {"origin", "id"} at once; each node's result arrives later as a purge-result delivery.
-// Without: runs the purge here and answers {"result": {...}}.
+// Without: checks the filter here and answers {"result": {...}} when no action is to run,
+// else {"job": N} at once (the action runs off the loop); {"op":"purge","job":N} answers
+// {"done": false} until it has finished, then {"done": true, "result": {...}}.
 Status ControlOps::Purge(const ControlCall& call) {
+  if (call.request.contains("job")) {
+    bool done = false;
+    nlohmann::json result;
+    PEERBLOOM_RETURN_IF_ERROR(
+        c_.relay.LocalPurgeResult(call.request["job"].get<uint64_t>(), &done, &result));
+    (*call.reply)["done"] = done;
+    if (done) (*call.reply)["result"] = std::move(result);
+    return Status::Ok();
+  }
   const std::string url = call.request.at("url").get<std::string>();
   if (url.empty()) return Status::InvalidArgument("'url' must not be empty");
   if (!call.request.value("cluster", false)) {
-    (*call.reply)["result"] = RunPurge(c_.parts.config, &c_.parts.store, url);
+    nlohmann::json checked = CheckPurge(c_.parts.config, &c_.parts.store, url);
+    if (!PurgeActionPending(checked)) {
+      (*call.reply)["result"] = std::move(checked);
+      return Status::Ok();
+    }
+    uint64_t job = 0;
+    PEERBLOOM_RETURN_IF_ERROR(c_.relay.StartLocalPurge(std::move(checked), &job));
+    (*call.reply)["job"] = job;
     return Status::Ok();
   }
   uint64_t id = 0;

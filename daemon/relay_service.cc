@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "daemon/relay_purge.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
 
@@ -19,6 +20,8 @@ constexpr int64_t kTickMs = 50;
 constexpr int64_t kIdleTickMs = 1000;
 // How often the links' endpoints and liveness are read from membership.
 constexpr int64_t kRefreshMs = 200;
+// How often the loop looks for finished purge actions while any are under way.
+constexpr int64_t kPurgeCheckMs = 10;
 
 RelayOptions MakeOptions(const Config& config, const SipKey& key, uint64_t first_id) {
   RelayOptions o;
@@ -32,7 +35,7 @@ RelayOptions MakeOptions(const Config& config, const SipKey& key, uint64_t first
   return o;
 }
 
-constexpr std::array<StatEntry<RelayService>, 25> kRelay = {{
+constexpr std::array<StatEntry<RelayService>, 27> kRelay = {{
     {"links", "configured relay links",
      [](const RelayService& r) -> Json { return r.Stats()["links"]; }},
     {"links_up", "relay links membership knows alive with an endpoint",
@@ -77,6 +80,10 @@ constexpr std::array<StatEntry<RelayService>, 25> kRelay = {{
      [](const RelayService& r) -> Json { return r.Stats()["no_endpoint"]; }},
     {"purges", "cluster-wide purges delivered here",
      [](const RelayService& r) -> Json { return r.Stats()["purges"]; }},
+    {"purge_actions_pending", "purge actions (HTTP PURGE, command) queued or running",
+     [](const RelayService& r) -> Json { return r.Stats()["purge_actions_pending"]; }},
+    {"purge_actions_refused", "purge actions refused: too many under way",
+     [](const RelayService& r) -> Json { return r.Stats()["purge_actions_refused"]; }},
     {"repairs_pending", "whether announcement rounds or GRAFTs are pending",
      [](const RelayService& r) -> Json { return r.repairs_pending(); }},
     {"last_seq", "the listen cursor of the newest delivery",
@@ -170,24 +177,74 @@ void RelayService::Poll(const GossipEngine& engine, Transport* transport, int64_
     next_tick_ms_ = now_ms + (node_->Idle() ? kIdleTickMs : kTickMs);
   }
   TakeDeliveries();
-  // A purge handler broadcasts its result, which is delivered here too: loop until quiet.
-  while (!purges_pending_.empty()) {
-    std::vector<RelayReceived> purges;
-    purges.swap(purges_pending_);
-    for (const RelayReceived& purge : purges) {
-      const Json result = purge_handler_(purge, now_ms);
-      uint64_t id = 0;
-      Status s = Broadcast(RelayPayloadKind::kPurgeResult, result.dump(), now_ms, &id);
-      if (!s.ok()) spdlog::warn("cannot broadcast the purge result: {}", s.message());
-    }
-    TakeDeliveries();
-  }
+  RunPurges(now_ms);
   Send(transport, now_ms);
+}
+
+// Checks new purges here and hands their actions to the runner; broadcasts the results of
+// purges without an action at once, those of finished actions as they come.
+void RelayService::RunPurges(int64_t now_ms) {
+  std::vector<RelayReceived> purges;
+  purges.swap(purges_pending_);
+  for (const RelayReceived& purge : purges) {
+    Json result = purge_handler_(purge, now_ms);
+    if (purge_runner_ && PurgeActionPending(result)) {
+      if (purge_runner_->Submit({0, result})) continue;
+      ++purge_actions_refused_;
+      result["purged"] = false;
+      result["error"] = "too many purges under way";
+    }
+    BroadcastPurgeResult(result, now_ms);
+  }
+  if (!purge_runner_) return;
+  for (PurgeJob& job : purge_runner_->TakeDone()) {
+    if (job.ticket == 0) {
+      BroadcastPurgeResult(job.result, now_ms);
+      continue;
+    }
+    local_running_.erase(job.ticket);
+    local_results_[job.ticket] = std::move(job.result);
+    if (local_results_.size() > kMaxLocalResults) local_results_.erase(local_results_.begin());
+  }
+}
+
+// The result is delivered here too (a purge-result, never a purge: no further work).
+void RelayService::BroadcastPurgeResult(const Json& result, int64_t now_ms) {
+  uint64_t id = 0;
+  const Status s = Broadcast(RelayPayloadKind::kPurgeResult, result.dump(), now_ms, &id);
+  if (!s.ok()) spdlog::warn("cannot broadcast the purge result: {}", s.message());
+}
+
+Status RelayService::StartLocalPurge(Json checked, uint64_t* ticket) {
+  if (!purge_runner_ || !purge_runner_->Submit({next_ticket_, std::move(checked)})) {
+    ++purge_actions_refused_;
+    return Status::ResourceExhausted("too many purges under way");
+  }
+  *ticket = next_ticket_++;
+  local_running_.insert(*ticket);
+  return Status::Ok();
+}
+
+Status RelayService::LocalPurgeResult(uint64_t ticket, bool* done, Json* result) {
+  *done = false;
+  if (local_running_.contains(ticket)) return Status::Ok();
+  const auto it = local_results_.find(ticket);
+  if (it == local_results_.end()) {
+    return Status::NotFound("no purge job '" + std::to_string(ticket) + "'");
+  }
+  *done = true;
+  *result = std::move(it->second);
+  local_results_.erase(it);
+  return Status::Ok();
 }
 
 int64_t RelayService::NextDeadline(int64_t now_ms) const {
   int64_t deadline = std::min(next_tick_ms_, next_refresh_ms_);
   if (!purges_pending_.empty()) deadline = now_ms;
+  // The runner does not wake the loop: look for finished actions now and then.
+  if (purge_runner_ && purge_runner_->pending() > 0) {
+    deadline = std::min(deadline, now_ms + kPurgeCheckMs);
+  }
   return deadline;
 }
 
@@ -282,6 +339,8 @@ Json RelayService::Stats() const {
           {"malformed", node_->stats().malformed + frames_refused_},
           {"no_endpoint", sent_no_endpoint_},
           {"purges", purges_},
+          {"purge_actions_pending", purge_runner_ ? purge_runner_->pending() : 0},
+          {"purge_actions_refused", purge_actions_refused_},
           {"listen_dropped", listen_dropped_}};
 }
 

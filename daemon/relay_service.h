@@ -6,7 +6,10 @@
 //
 // Broadcast payloads start with one kind byte (RelayPayloadKind): plain messages, cluster-wide
 // purges and the purge results nodes broadcast back. A purge is handed to the PurgeHandler
-// the daemon installs (relay_purge.h).
+// the daemon installs (the filter check, relay_purge.h); an action it calls for (an HTTP
+// PURGE, the purge command) runs on the PurgeRunner's thread, and the result is broadcast
+// when it is done, on a later turn of the loop. Purges asked for at this node only
+// (StartLocalPurge) run there too; their results wait for the control client to fetch them.
 //
 // Thread-safety: none; the daemon's event loop owns it.
 #ifndef PEERBLOOM_DAEMON_RELAY_SERVICE_H_
@@ -18,11 +21,13 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "daemon/config.h"
+#include "daemon/purge_runner.h"
 #include "daemon/stat_table.h"
 #include "daemon/transport.h"
 #include "peerbloom/gossip.h"
@@ -51,8 +56,9 @@ struct RelayReceived {
 
 class RelayService {
  public:
-  // Runs for each delivered purge (at every node, the origin included); returns the JSON
-  // object broadcast back as the purge result.
+  // Runs for each delivered purge (at every node, the origin included), on the loop; returns
+  // the filter check's JSON object (relay_purge.h). Where it names an action, the runner does
+  // the action; the object is then broadcast back as the purge result.
   using PurgeHandler = std::function<nlohmann::json(const RelayReceived& purge, int64_t now_ms)>;
 
   // Deliveries kept for `listen`, at most this many and this many payload bytes; older ones
@@ -85,7 +91,19 @@ class RelayService {
   uint64_t last_seq() const { return next_seq_ - 1; }
   bool repairs_pending() const { return !node_->Idle(); }
 
-  void set_purge_handler(PurgeHandler handler) { purge_handler_ = std::move(handler); }
+  void set_purge_handler(PurgeHandler handler, std::unique_ptr<PurgeRunner> runner) {
+    purge_handler_ = std::move(handler);
+    purge_runner_ = std::move(runner);
+  }
+  // Runs the action of a purge asked for at this node only (`checked`: CheckPurge's result)
+  // on the runner. *ticket: what to ask LocalPurgeResult with. ResourceExhausted when the
+  // runner's queue is full.
+  Status StartLocalPurge(nlohmann::json checked, uint64_t* ticket);
+  // *done: whether that purge has finished; then *result holds its result, which is handed
+  // out once. NotFound for a ticket not (or no longer) known: at most kMaxLocalResults
+  // finished results wait to be fetched, the oldest are dropped.
+  Status LocalPurgeResult(uint64_t ticket, bool* done, nlohmann::json* result);
+  static constexpr size_t kMaxLocalResults = 1024;
 
   nlohmann::json Stats() const;
   const RelayStats& relay_stats() const { return node_->stats(); }
@@ -94,6 +112,8 @@ class RelayService {
   void RefreshLinks(const GossipEngine& engine, int64_t now_ms);
   void TakeDeliveries();
   void Send(Transport* transport, int64_t now_ms);
+  void RunPurges(int64_t now_ms);
+  void BroadcastPurgeResult(const nlohmann::json& result, int64_t now_ms);
 
   const Config& config_;
   uint64_t cluster_tag_;
@@ -111,13 +131,18 @@ class RelayService {
   uint64_t next_seq_ = 1;
   PurgeHandler purge_handler_;
   std::vector<RelayReceived> purges_pending_;
+  std::unique_ptr<PurgeRunner> purge_runner_;
+  uint64_t next_ticket_ = 1;  // local purges; ticket 0: a cluster purge
+  std::set<uint64_t> local_running_;
+  std::map<uint64_t, nlohmann::json> local_results_;
   // Counters beyond RelayStats.
   uint64_t frames_refused_ = 0;
   uint64_t sent_no_endpoint_ = 0;  // packets for a link membership has no endpoint for
   uint64_t broadcasts_ = 0;
   uint64_t broadcasts_refused_ = 0;
   uint64_t purges_ = 0;
-  uint64_t listen_dropped_ = 0;  // deliveries dropped from the `listen` buffer
+  uint64_t purge_actions_refused_ = 0;  // the runner's queue was full
+  uint64_t listen_dropped_ = 0;         // deliveries dropped from the `listen` buffer
 };
 
 // Whether the relay keys of `config` make valid RelayOptions (the config parser's check).

@@ -26,6 +26,8 @@ TEST(RelayConfig, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(c.relay_rate_limit, 1000u);
   EXPECT_EQ(c.relay_max_payload_bytes, 65536);
   EXPECT_EQ(c.purge_squid, "");
+  EXPECT_TRUE(c.purge_command.empty());
+  EXPECT_EQ(c.purge_command_timeout_ms, 10000);
   EXPECT_TRUE(ValidateRelayConfig(c).ok());
 }
 
@@ -60,6 +62,33 @@ TEST(RelayConfig, RefusesBadValues) {
   EXPECT_EQ(ErrorOf(m + "purge_squid = \"h:70000\"\n"),
             "t.toml:4: 'purge_squid' must be HOST:PORT, got 'h:70000'");
   EXPECT_NE(ErrorOf(m + "relay_hop_limit = 0\n"), "ok");
+}
+
+TEST(RelayConfig, ReadsThePurgeCommand) {
+  Config c;
+  ASSERT_TRUE(ParseConfig(std::string(kMinimal) +
+                              "purge_command = [\"/usr/local/bin/purge\", \"--quiet\"]\n"
+                              "purge_command_timeout = \"3s\"\n",
+                          "t.toml", &c)
+                  .ok());
+  EXPECT_EQ(c.purge_command, (std::vector<std::string>{"/usr/local/bin/purge", "--quiet"}));
+  EXPECT_EQ(c.purge_command_timeout_ms, 3000);
+}
+
+TEST(RelayConfig, RefusesBadPurgeCommands) {
+  const std::string m = kMinimal;
+  EXPECT_EQ(ErrorOf(m + "purge_command = []\n"),
+            "t.toml:4: 'purge_command' must be a non-empty array of strings");
+  EXPECT_EQ(ErrorOf(m + "purge_command = \"/bin/purge\"\n"),
+            "t.toml:4: 'purge_command' must be a non-empty array of strings");
+  EXPECT_EQ(ErrorOf(m + "purge_command = [\"purge\", \"x\"]\n"),
+            "t.toml:4: 'purge_command' must start with an absolute path, got 'purge'");
+  EXPECT_EQ(ErrorOf(m + "purge_command = [\"/bin/purge\", 3]\n"),
+            "t.toml:4: 'purge_command' must be a string");
+  EXPECT_EQ(ErrorOf(m + "purge_command = [\"/bin/purge\"]\npurge_squid = \"127.0.0.1:3128\"\n"),
+            "t.toml:4: 'purge_command' and 'purge_squid' exclude each other");
+  EXPECT_EQ(ErrorOf(m + "purge_command_timeout = \"50ms\"\n"),
+            "t.toml:4: 'purge_command_timeout' must be between '100ms' and '24h', got '50ms'");
 }
 
 }  // namespace

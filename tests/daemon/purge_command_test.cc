@@ -1,0 +1,126 @@
+// The purge command hook and the purge worker in-process: arguments without a shell, exit
+// status, signals, the kill after the timeout, a program that does not exist, and jobs that
+// come back in order from the worker thread. Waits poll with a deadline.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "daemon/purge_command.h"
+#include "daemon/purge_runner.h"
+
+namespace peerbloom::daemon {
+namespace {
+
+using nlohmann::json;
+
+class PurgeCommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/pb-purge-XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::string Script(const std::string& name, const std::string& body) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << "#!/bin/sh\n" << body;
+    EXPECT_EQ(::chmod(path.c_str(), 0755), 0);
+    return path;
+  }
+  std::string Read(const std::string& name) {
+    std::ifstream in(dir_ + "/" + name);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+
+  std::string dir_;
+  const std::atomic<bool> no_stop_{false};
+};
+
+TEST_F(PurgeCommandTest, PassesTheUrlAsOneArgumentWithoutAShell) {
+  const std::string hook = Script("h.sh", "printf '%s\\n' \"$#\" \"$@\" > \"$1.out\"\n");
+  const std::string url = "http://a/b c;$(touch x)'\"*";
+  json result;
+  RunPurgeCommand({hook, dir_ + "/args", "--flag"}, url, 60000, no_stop_, &result);
+  EXPECT_EQ(result, json({{"exit_status", 0}, {"purged", true}, {"timed_out", false}}));
+  EXPECT_EQ(Read("args.out"), "3\n" + dir_ + "/args\n--flag\n" + url + "\n");
+  EXPECT_FALSE(std::filesystem::exists(dir_ + "/x"));
+}
+
+TEST_F(PurgeCommandTest, ReportsExitStatusAndSignal) {
+  json result;
+  RunPurgeCommand({Script("e.sh", "exit 7\n")}, "u", 60000, no_stop_, &result);
+  EXPECT_EQ(result, json({{"exit_status", 7}, {"purged", false}, {"timed_out", false}}));
+  result = json::object();
+  RunPurgeCommand({Script("k.sh", "kill -TERM $$\n")}, "u", 60000, no_stop_, &result);
+  EXPECT_EQ(result, json({{"signal", 15}, {"purged", false}, {"timed_out", false}}));
+}
+
+TEST_F(PurgeCommandTest, KillsTheProgramAfterTheTimeout) {
+  json result;
+  const auto start = std::chrono::steady_clock::now();
+  RunPurgeCommand({Script("s.sh", "sleep 600\n")}, "u", 200, no_stop_, &result);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(300));
+  EXPECT_EQ(result, json({{"signal", 9},
+                          {"purged", false},
+                          {"timed_out", true},
+                          {"error", "killed after '200' ms"}}));
+}
+
+TEST_F(PurgeCommandTest, ReportsAProgramThatCannotRun) {
+  json result;
+  RunPurgeCommand({dir_ + "/missing"}, "u", 1000, no_stop_, &result);
+  EXPECT_EQ(result,
+            json({{"purged", false},
+                  {"timed_out", false},
+                  {"error", "cannot run '" + dir_ + "/missing': No such file or directory"}}));
+}
+
+TEST_F(PurgeCommandTest, RunnerReturnsJobsInOrderOffTheCallingThread) {
+  const std::thread::id caller = std::this_thread::get_id();
+  PurgeRunner runner([caller](const std::atomic<bool>&, json* result) {
+    (*result)["other_thread"] = std::this_thread::get_id() != caller;
+  });
+  for (uint64_t t = 1; t <= 5; ++t) ASSERT_TRUE(runner.Submit({t, json::object()}));
+  std::vector<PurgeJob> done;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (done.size() < 5 && std::chrono::steady_clock::now() < deadline) {
+    for (PurgeJob& j : runner.TakeDone()) done.push_back(std::move(j));
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(done.size(), 5u);
+  for (uint64_t t = 1; t <= 5; ++t) {
+    EXPECT_EQ(done[t - 1].ticket, t);
+    EXPECT_EQ(done[t - 1].result["other_thread"], true);
+  }
+  EXPECT_EQ(runner.pending(), 0u);
+}
+
+TEST_F(PurgeCommandTest, StoppingTheRunnerKillsARunningCommand) {
+  const std::string hook = Script("s.sh", "echo up > \"$1\"; sleep 600\n");
+  const std::string marker = dir_ + "/up";
+  {
+    PurgeRunner runner([&](const std::atomic<bool>& stop, json* result) {
+      RunPurgeCommand({hook, marker}, "u", 600000, stop, result);
+    });
+    ASSERT_TRUE(runner.Submit({1, json::object()}));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (!std::filesystem::exists(marker) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_TRUE(std::filesystem::exists(marker));
+  }  // the destructor stops the worker: the command is killed, not waited for (600 s)
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace peerbloom::daemon
