@@ -242,6 +242,46 @@ TEST(RelayNode, MessageAtTheLimitMovesOnWhenAShorterWayIsAnnounced) {
   EXPECT_EQ(node.stats().shortened, 1u);
 }
 
+// Nodes do not sign yet, but a relay of version 1 passes an origin's signature on: the DATA
+// packet it forwards keeps the SIGNED flag and the 64 signature bytes, and the bytes the
+// signature covers are the same before and after the hop.
+TEST(RelayNode, ForwardsAnOriginSignatureUnchanged) {
+  RelayOptions o = Base();
+  o.node_id = "x";
+  RelayNode node(o);
+  node.SetLinks({"a", "b"});
+  RelayPacket in;
+  in.data.origin = "o";
+  in.data.id = 1;
+  in.data.hop_limit = 6;
+  in.data.hops = 1;
+  in.data.filter_k = 7;
+  in.data.filter = std::string(8, '\0');
+  in.data.payload = "p";
+  in.data.flags = kRelayFlagSigned;
+  in.data.signature = std::string(kRelaySignatureBytes, 'S');
+  std::string bytes;
+  ASSERT_TRUE(EncodeRelayPacket(in, RelayLimits(), &bytes).ok());
+  node.OnPacket("a", bytes, 1000);
+  ASSERT_EQ(node.TakeDeliveries().size(), 1u);
+  size_t forwarded = 0;
+  for (const RelaySend& s : node.TakeSends()) {
+    if (s.kind != RelayKind::kData) continue;
+    RelayPacket out;
+    ASSERT_TRUE(DecodeRelayPacket(s.packet, RelayLimits(), &out).ok());
+    EXPECT_EQ(s.to, "b");
+    EXPECT_EQ(out.data.hops, 2u);
+    EXPECT_EQ(out.data.flags, kRelayFlagSigned);
+    EXPECT_EQ(out.data.signature, in.data.signature);
+    std::string covered_in, covered_out;
+    ASSERT_TRUE(RelaySignedBytes(in.data, &covered_in).ok());
+    ASSERT_TRUE(RelaySignedBytes(out.data, &covered_out).ok());
+    EXPECT_EQ(covered_out, covered_in);
+    ++forwarded;
+  }
+  EXPECT_EQ(forwarded, 1u);
+}
+
 TEST(RelayNode, FloodingOriginIsThrottledWhileOthersGetThrough) {
   RelayOptions o = Base();
   o.flow.max_per_window = 20;
