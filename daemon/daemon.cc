@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <random>
@@ -28,6 +29,9 @@ constexpr int64_t kMaxWaitMs = 1000;
 constexpr int64_t kSnapshotCheckMs = 20;
 // A full or read-only disk fails every snapshot: one line per episode, then one per window.
 constexpr int64_t kSnapshotLogWindowMs = 10 * 60 * 1000;
+// The wall clock moving this much more or less than the monotonic clock between two turns of
+// the loop (at most kMaxWaitMs apart) is a step, not NTP slewing (at most 0.5 ms per second).
+constexpr int64_t kClockJumpMs = 1000;
 
 int64_t UnixMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -255,8 +259,9 @@ Status Daemon::Start() {
 // last and hold references to them.
 void Daemon::WireControl() {
   const DaemonParts parts{config_, advertise_, *store_, *engine_, feeds_, routes_};
-  const StatsSources sources{parts,          start_ms_,       *transport_,    *control_, *digests_,
-                             publish_stats_, snapshot_stats_, snapshot_path_, reloads_,  *relay_};
+  const StatsSources sources{parts,     start_ms_,      *transport_,     *control_,
+                             *digests_, publish_stats_, snapshot_stats_, snapshot_path_,
+                             reloads_,  *relay_,        fault_stats_};
   stats_ = std::make_unique<StatsReport>(sources);
   metrics_ = std::make_unique<MetricsReport>(sources, loop_metrics_);
   auto who_has = [this](const ControlCall& call) {
@@ -334,6 +339,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   FlushOutgoing(now);
   relay_->Poll(*engine_, transport_.get(), now);
   MaybeSnapshot(now);
+  WatchWallClock(now);
   MaybePublishMetrics(now);
   PingWatchdog(now);
 }
@@ -461,6 +467,25 @@ void Daemon::MaybePublishMetrics(int64_t now) {
   metrics_server_->Publish(metrics_->Render(now, WallMs()));
 }
 
+// Timers do not read the wall clock, so a step changes nothing but epochs' names and
+// snapshots' dates; it is counted and logged (at most once a minute) for whoever wonders why
+// the log's times jumped.
+void Daemon::WatchWallClock(int64_t now) {
+  const int64_t offset = WallMs() - now;
+  const int64_t step = offset - wall_minus_mono_ms_;
+  const bool first = !wall_minus_mono_set_;
+  wall_minus_mono_ms_ = offset;
+  wall_minus_mono_set_ = true;
+  if (first || std::abs(step) < kClockJumpMs) return;
+  ++fault_stats_.clock_jumps;
+  fault_stats_.last_clock_jump_ms = step;
+  uint64_t suppressed = 0;
+  if (clock_log_.Allow(now, &suppressed)) {
+    spdlog::warn("wall clock stepped by {} ms, timers unaffected ({} steps so far)", step,
+                 fault_stats_.clock_jumps);
+  }
+}
+
 void Daemon::TakeSnapshotResult() {
   Status s;
   if (!snapshot_writer_->TakeResult(&s)) return;
@@ -472,7 +497,9 @@ void Daemon::SnapshotFinished(const Status& s, uint64_t changes, int64_t started
                               int64_t written_unix_ms) {
   if (!s.ok()) {
     ++snapshot_stats_.failed;
+    if (snapshot_failures_in_row_ == 0) ++snapshot_stats_.failure_episodes;
     ++snapshot_failures_in_row_;
+    snapshot_stats_.failing = true;
     uint64_t suppressed = 0;
     if (snapshot_log_.Allow(clock_->NowMs(), &suppressed)) {
       spdlog::error("snapshot failed, still serving without it ({} failed so far): {}",
@@ -486,6 +513,7 @@ void Daemon::SnapshotFinished(const Status& s, uint64_t changes, int64_t started
     snapshot_log_ = LogLimiter{1, kSnapshotLogWindowMs};  // the next failure is news again
   }
   ++snapshot_stats_.written;
+  snapshot_stats_.failing = false;
   changes_at_snapshot_ = changes;
   snapshot_stats_.last_duration_ms = clock_->NowMs() - started_ms;
   snapshot_stats_.last_unix_ms = written_unix_ms;

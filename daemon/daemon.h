@@ -96,6 +96,7 @@ class Daemon {
   void SnapshotFinished(const Status& s, uint64_t changes, int64_t started_ms,
                         int64_t written_unix_ms);
   void TakeSnapshotResult();
+  void WatchWallClock(int64_t now);
 
   // Control operations on the store (daemon_control.cc); ControlOps (control_ops.h) holds
   // the table of operations and calls these.
@@ -141,6 +142,10 @@ class Daemon {
     int64_t written_unix_ms = 0;
   } snapshot_under_way_;
   uint64_t snapshot_failures_in_row_ = 0;
+  FaultStats fault_stats_;
+  int64_t wall_minus_mono_ms_ = 0;  // WallMs() - clock_->NowMs() at the last turn
+  bool wall_minus_mono_set_ = false;
+  LogLimiter clock_log_{1, 60 * 1000};          // clock jumps (daemon.cc)
   LogLimiter snapshot_log_{1, 10 * 60 * 1000};  // snapshot failures (daemon.cc)
   std::string key_scratch_;
   SdNotifier* notifier_ = nullptr;

@@ -190,6 +190,22 @@ const Metric kMetrics[] = {
        w.Sample({{"result", "written"}}, c.s.snapshot.written);
        w.Sample({{"result", "failed"}}, c.s.snapshot.failed);
      }},
+    {"peerbloom_snapshot_failure_episodes_total", "counter", "",
+     "runs of failed snapshots (a full or read-only disk)",
+     [](const Context& c, Writer& w) { w.Sample(c.s.snapshot.failure_episodes); }},
+    {"peerbloom_snapshot_failing", "gauge", "", "1 while the last snapshot failed",
+     [](const Context& c, Writer& w) { w.Sample(uint64_t{c.s.snapshot.failing ? 1u : 0u}); }},
+    // Faults.
+    {"peerbloom_clock_jumps_total", "counter", "",
+     "steps of the wall clock against the monotonic clock",
+     [](const Context& c, Writer& w) { w.Sample(c.s.faults.clock_jumps); }},
+    {"peerbloom_test_faults_injected_total", "counter", "kind=drop|duplicate|reorder",
+     "peer messages the test_fault_* settings dropped, duplicated or held back (tests only)",
+     [](const Context& c, Writer& w) {
+       w.Sample({{"kind", "drop"}}, c.s.transport.stats().fault_dropped);
+       w.Sample({{"kind", "duplicate"}}, c.s.transport.stats().fault_duplicated);
+       w.Sample({{"kind", "reorder"}}, c.s.transport.stats().fault_reordered);
+     }},
     // Peers (members and imported Squid digests), by node id.
     {"peerbloom_peer_up", "gauge", "peer", "1 while the member is alive, 0 once dead",
      [](const Context& c, Writer& w) {

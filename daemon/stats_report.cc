@@ -173,17 +173,34 @@ constexpr std::array<StatEntry<Context>, 4> kControl = {{
      [](const Context& c) -> Json { return c.s.control.stats().internal_errors; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 6> kSnapshot = {{
+constexpr std::array<StatEntry<Context>, 8> kSnapshot = {{
     {"path", "the snapshot file", [](const Context& c) -> Json { return c.s.snapshot_path; }},
     {"restored", "whether this start restored a snapshot",
      [](const Context& c) -> Json { return c.s.snapshot.restored; }},
     {"written", "snapshots written", [](const Context& c) -> Json { return c.s.snapshot.written; }},
     {"failed", "snapshots that failed",
      [](const Context& c) -> Json { return c.s.snapshot.failed; }},
+    {"failure_episodes", "runs of failed snapshots, each ended by a write that succeeded",
+     [](const Context& c) -> Json { return c.s.snapshot.failure_episodes; }},
+    {"failing", "whether the last snapshot failed",
+     [](const Context& c) -> Json { return c.s.snapshot.failing; }},
     {"last_duration_ms", "time the last write took",
      [](const Context& c) -> Json { return c.s.snapshot.last_duration_ms; }},
     {"last_unix_ms", "wall time of the last write",
      [](const Context& c) -> Json { return c.s.snapshot.last_unix_ms; }},
+}};
+
+constexpr std::array<StatEntry<Context>, 5> kFaults = {{
+    {"injected_dropped", "peer messages dropped by test_fault_drop or test_fault_blocked",
+     [](const Context& c) -> Json { return c.s.transport.stats().fault_dropped; }},
+    {"injected_duplicated", "peer messages sent twice by test_fault_duplicate",
+     [](const Context& c) -> Json { return c.s.transport.stats().fault_duplicated; }},
+    {"injected_reordered", "peer messages held back by test_fault_reorder",
+     [](const Context& c) -> Json { return c.s.transport.stats().fault_reordered; }},
+    {"clock_jumps", "steps of the wall clock against the monotonic clock",
+     [](const Context& c) -> Json { return c.s.faults.clock_jumps; }},
+    {"last_clock_jump_ms", "the last step, negative when the clock went back",
+     [](const Context& c) -> Json { return c.s.faults.last_clock_jump_ms; }},
 }};
 
 constexpr std::array<StatEntry<StoreLogState>, 6> kStoreLog = {{
@@ -432,7 +449,7 @@ constexpr std::array<StatEntry<Context>, 7> kRouting = {{
      }},
 }};
 
-constexpr std::array<StatEntry<Context>, 14> kTop = {{
+constexpr std::array<StatEntry<Context>, 15> kTop = {{
     {"node_id", "this node's id",
      [](const Context& c) -> Json { return c.s.parts.config.node_id; }},
     {"endpoint", "the advertised peer endpoint",
@@ -451,6 +468,8 @@ constexpr std::array<StatEntry<Context>, 14> kTop = {{
      [](const Context& c) -> Json { return StatObject<Context>(kControl, c); }},
     {"snapshot", "snapshots",
      [](const Context& c) -> Json { return StatObject<Context>(kSnapshot, c); }},
+    {"faults", "faults injected (tests only) and noticed",
+     [](const Context& c) -> Json { return StatObject<Context>(kFaults, c); }},
     {"feeds", "one object per feed",
      [](const Context& c) -> Json {
        Json feeds = Json::array();
@@ -499,6 +518,7 @@ std::vector<StatDoc> StatsReference() {
     if (group.name == "transport") group.fields = Docs(kTransport);
     if (group.name == "control") group.fields = Docs(kControl);
     if (group.name == "snapshot") group.fields = Docs(kSnapshot);
+    if (group.name == "faults") group.fields = Docs(kFaults);
     if (group.name == "relay") group.fields = RelayStatsReference();
     if (group.name == "feeds") {
       group.fields = Docs(kFeed);

@@ -34,9 +34,17 @@ struct PublishStats {
 struct SnapshotStats {
   uint64_t written = 0;
   uint64_t failed = 0;
+  uint64_t failure_episodes = 0;  // runs of failed writes (a full or read-only disk)
+  bool failing = false;           // the last write failed
   int64_t last_duration_ms = 0;
   int64_t last_unix_ms = 0;
   bool restored = false;
+};
+
+// Faults the daemon noticed (the injected ones are counted by the transport).
+struct FaultStats {
+  uint64_t clock_jumps = 0;        // wall clock steps of more than kClockJumpMs
+  int64_t last_clock_jump_ms = 0;  // the last step, negative when the clock went back
 };
 
 // What the report reads. Every reference must outlive the report.
@@ -51,6 +59,7 @@ struct StatsSources {
   const std::string& snapshot_path;
   const uint64_t& reloads;
   const RelayService& relay;
+  const FaultStats& faults;
 };
 
 class StatsReport {

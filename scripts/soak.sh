@@ -8,17 +8,27 @@
 # keys each settled node holds (added more than 15 s ago and not removed; a node counts as
 # settled 20 s after it started). The run fails on any false negative.
 #
-# Usage: scripts/soak.sh [--minutes N] [--build DIR] [--out DIR]   (make soak MINUTES=N)
+# n1's summary size (log2 of its bits) is sampled with RSS into summary.dat: the summary and
+# every copy of it grow with the live set, so a live set that grows (--live N with N above
+# what the run reaches) makes RSS grow by steps at each doubling of the summary.
+#
+# Usage: scripts/soak.sh [--minutes N] [--live KEYS] [--port-base P] [--build DIR] [--out DIR]
+#        (make soak MINUTES=N)
 set -euo pipefail
 minutes=10
+live=10000
+port_base=17400
 build=build
 out=docs/results
 while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) minutes="$2"; shift 2 ;;
+    --live) live="$2"; shift 2 ;;
+    --port-base) port_base="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --out) out="$2"; shift 2 ;;
-    *) echo "usage: $0 [--minutes N] [--build DIR] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--minutes N] [--live KEYS] [--port-base P] [--build DIR] [--out DIR]" >&2
+       exit 2 ;;
   esac
 done
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -46,7 +56,7 @@ for n in "${nodes[@]}"; do
   low[$n]=0; high[$n]=0
 done
 
-port() { echo $((17400 + ${1#n})); }
+port() { echo $((port_base + ${1#n})); }
 write_config() {
   local n=$1
   {
@@ -83,18 +93,20 @@ start() {
   echo "soak: $n did not start" >&2; tail "$work/$n/stderr.log" >&2; exit 1
 }
 
-# Churn: each node's feed gains 100 keys and loses its 50 oldest per second.
+# Churn: each node's feed gains 100 keys a second; once it holds `live` keys (default 10,000)
+# it also loses its 100 oldest a second, so the live set (and with it the summary's size) stays
+# constant and any growth of RSS after that is the daemon's, not the workload's.
 churn() {
   for n in "${nodes[@]}"; do
     local h=${high[$n]} l=${low[$n]}
     {
       for i in $(seq "$h" $((h + 99))); do echo "+ soak/$n/$i"; done
-      if [ $((h - l)) -gt 2000 ]; then
-        for i in $(seq "$l" $((l + 49))); do echo "- soak/$n/$i"; done
+      if [ $((h - l)) -ge "$live" ]; then
+        for i in $(seq "$l" $((l + 99))); do echo "- soak/$n/$i"; done
       fi
     } >>"$work/$n/feed"
     high[$n]=$((h + 100))
-    if [ $((h - l)) -gt 2000 ]; then low[$n]=$((l + 50)); fi
+    if [ $((h - l)) -ge "$live" ]; then low[$n]=$((l + 100)); fi
   done
 }
 
@@ -132,6 +144,11 @@ sample_rss() {
     kb=$(awk '/^VmRSS/ {print $2}' "/proc/${pid[$n]}/status" 2>/dev/null || echo)
     if [ -n "$kb" ]; then echo "$SECONDS $n $kb" >>"$work/rss.dat"; fi
   done
+  local bits
+  bits=$(ctl n1 stats --json 2>/dev/null |
+    python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["log2_bits"])' 2>/dev/null ||
+    true)
+  if [ -n "$bits" ]; then echo "$SECONDS $bits" >>"$work/summary.dat"; fi
 }
 
 for n in "${nodes[@]}"; do start "$n"; done
@@ -163,6 +180,11 @@ read -r early late < <(awk -v t="$((minutes * 60))" '$2 == "n1" {
     if ($1 >= t * 0.8) { l += $3; nl++ } }
   END { printf "%d %d\n", ne ? e / ne : 0, nl ? l / nl : 0 }' "$work/rss.dat")
 growth=$(awk -v e="$early" -v l="$late" 'BEGIN { printf "%.1f", e ? (l - e) * 100 / e : 0 }')
+# Least-squares slope of n1's RSS over the second half of the run, KiB per minute.
+slope=$(awk -v t="$((minutes * 60))" '$2 == "n1" && $1 >= t / 2 {
+    n++; sx += $1; sy += $3; sxx += $1 * $1; sxy += $1 * $3 }
+  END { d = n * sxx - sx * sx; printf "%.1f", d ? 60 * (n * sxy - sx * sy) / d : 0 }' \
+  "$work/rss.dat")
 plot="$out/soak-rss.png"
 {
   echo "set terminal png size 900,500"
@@ -181,6 +203,8 @@ plot="$out/soak-rss.png"
   echo
 } | sed 's/, $//' | gnuplot
 cp "$work/rss.dat" "$out/soak-rss.dat"
+cp "$work/summary.dat" "$out/soak-summary.dat" 2>/dev/null || true
 echo "soak: $minutes min, $turn restarts, $checks lookups checked, $false_negatives false" \
-  "negatives; n1 RSS $((early / 1024)) MiB -> $((late / 1024)) MiB ($growth %); plot $plot"
+  "negatives; n1 RSS $((early / 1024)) MiB -> $((late / 1024)) MiB ($growth %)," \
+  "slope over the second half $slope KiB/min; plot $plot"
 [ "$false_negatives" -eq 0 ]

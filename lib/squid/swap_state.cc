@@ -36,7 +36,23 @@ struct FdCloser {
   }
 };
 
+// The dense table grows to a file number below this bound; the rest are hashed.
+uint64_t DenseLimit(uint64_t records) { return std::max<uint64_t>(uint64_t{1} << 16, 4 * records); }
+
 }  // namespace
+
+// A number hashed once stays hashed, so each number has one slot wherever the bound moves.
+SwapStateReplay::Slot* SwapStateReplay::SlotFor(uint32_t file_number) {
+  if (!far_slots_.empty()) {
+    if (auto it = far_slots_.find(file_number); it != far_slots_.end()) return &it->second;
+  }
+  if (file_number < slots_.size()) return &slots_[file_number];
+  if (file_number < DenseLimit(stats_.records)) {
+    slots_.resize(file_number + size_t{1});
+    return &slots_[file_number];
+  }
+  return &far_slots_[file_number];
+}
 
 Status SwapStateReplay::Begin(std::string_view header) { return ParseSwapStateHeader(header); }
 
@@ -48,8 +64,7 @@ void SwapStateReplay::Apply(std::string_view record) {
     if (!stats_.first_invalid) stats_.first_invalid = s;
     return;
   }
-  if (r.file_number >= slots_.size()) slots_.resize(r.file_number + size_t{1});
-  Slot& slot = slots_[r.file_number];
+  Slot& slot = *SlotFor(r.file_number);
   if (r.op == SwapLogOp::kAdd) {
     ++stats_.adds;
     // Squid never re-indexes private entries (RebuildState: "badflags").
@@ -81,6 +96,9 @@ std::vector<CacheDirEntry> SwapStateReplay::Finish() {
   for (size_t f = 0; f < slots_.size(); ++f) {
     if (!IsZero(slots_[f].key))
       live.push_back({slots_[f].key, static_cast<uint32_t>(f), slots_[f].seq});
+  }
+  for (const auto& [f, slot] : far_slots_) {
+    if (!IsZero(slot.key)) live.push_back({slot.key, f, slot.seq});
   }
   // One entry per key: the latest ADD wins, as in Squid's index.
   std::sort(live.begin(), live.end(), [](const Live& a, const Live& b) {
@@ -118,6 +136,7 @@ std::vector<CacheDirEntry> SwapStateReplay::Finish() {
     return a.file_number < b.file_number;
   });
   slots_ = {};
+  far_slots_ = {};
   pending_ = {};
   return out;
 }

@@ -1,7 +1,9 @@
 #include "tests/integration/cluster_harness.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -124,7 +126,7 @@ std::string Node::WriteConfig(const NodeOptions& o, const std::vector<Node*>& se
   std::filesystem::create_directories(dir_);
   std::ostringstream cfg;
   cfg << "node_id = \"" << name_ << "\"\n"
-      << "listen = \"tcp://127.0.0.1:" << port_ << "\"\n"
+      << "listen = \"tcp://" << o.listen_host << ":" << port_ << "\"\n"
       << "data_dir = \"" << (o.data_dir.empty() ? dir_ : o.data_dir) << "\"\n"
       << "control = \"ipc://" << dir_ << "/control.sock\"\n"
       << "key_file = \"" << key_file_ << "\"\n"
@@ -167,6 +169,11 @@ bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
   if (pid_ == 0) {
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) std::_Exit(1);
+    if (!o.netns.empty()) {
+      const int ns = ::open(o.netns.c_str(), O_RDONLY | O_CLOEXEC);
+      if (ns < 0 || ::setns(ns, CLONE_NEWNET) != 0) std::_Exit(126);
+      ::close(ns);
+    }
     FILE* log = std::fopen(log_path.c_str(), "a");
     if (log != nullptr) {
       ::dup2(fileno(log), 1);

@@ -33,6 +33,9 @@ struct NodeOptions {
   std::string extra;     // more TOML lines
   std::string data_dir;  // the daemon's data_dir; default: the node's directory, which keeps
                          // the config, the control socket and stderr.log in any case
+  std::string listen_host = "127.0.0.1";  // the address the daemon listens on
+  std::string netns;  // a network namespace file (/run/netns/NAME) to start the daemon in;
+                      // default: the test's own. The control socket (ipc) works across them
 };
 
 class Node {

@@ -246,6 +246,8 @@ TEST(DiskFaults, FullAndReadOnlyDataDirKeepServingAndRecover) {
     EXPECT_EQ(Occurrences(ReadFile(log), says_failed), static_cast<size_t>(episode))
         << "the failure is said once per episode\n"
         << a->log_tail();
+    EXPECT_EQ(snapshot("failure_episodes"), static_cast<uint64_t>(episode));
+    EXPECT_TRUE(a->Stats()["snapshot"]["failing"].get<bool>());
     // Space (or write access) returns: snapshots succeed again, and the log says so.
     if (full) {
       disk.Unfill();
@@ -257,6 +259,7 @@ TEST(DiskFaults, FullAndReadOnlyDataDirKeepServingAndRecover) {
     EXPECT_TRUE(WaitFor([&] { return snapshot("written") > written_before; }, kWaitDeadline))
         << a->log_tail();
     EXPECT_EQ(Occurrences(ReadFile(log), says_recovered), static_cast<size_t>(episode));
+    EXPECT_FALSE(a->Stats()["snapshot"]["failing"].get<bool>());
   }
   // The snapshot written after recovery holds everything: a kill -9 loses nothing.
   const uint64_t items = Items(a);

@@ -33,6 +33,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "peerbloom/key_scheme.h"
@@ -105,8 +106,10 @@ struct CacheDirEntry {
 // Replays swap.state records the way Squid rebuilds its index from them (Fs::Ufs::
 // RebuildState::rebuildFromSwapLog): ADD makes a key live in a file, DEL removes the key,
 // records that fail their checks and private ADDs are skipped. Memory: 24 bytes per file
-// number up to the highest one seen (Squid allocates the lowest free numbers, at most 2^24).
-// Not copyable.
+// number up to the highest one seen while that stays within a few times the records read
+// (Squid allocates the lowest free numbers, so a real log is dense); a number far above that
+// (at most 2^24, from a sparse or corrupt log) goes to a hash table instead, so one record
+// cannot make the replay allocate hundreds of megabytes. Not copyable.
 class SwapStateReplay {
  public:
   SwapStateReplay() = default;
@@ -134,8 +137,11 @@ class SwapStateReplay {
     uint64_t seq;
   };
 
-  std::vector<Slot> slots_;          // by file number
-  std::vector<PendingDel> pending_;  // DELs naming a file that does not hold their key
+  Slot* SlotFor(uint32_t file_number);
+
+  std::vector<Slot> slots_;                       // by file number, dense
+  std::unordered_map<uint32_t, Slot> far_slots_;  // file numbers beyond the dense table
+  std::vector<PendingDel> pending_;               // DELs naming a file that does not hold their key
   SwapStateStats stats_;
 };
 

@@ -294,6 +294,23 @@ TEST_F(SwapStateReplayTest, LaterRecordsWin) {
   EXPECT_EQ(s.private_adds, 1u);
 }
 
+// File numbers far above the records read (2^24 - 1 here) are kept in a hash table, with the
+// same meaning as the dense ones: reuse, DEL and the order of the answer.
+TEST_F(SwapStateReplayTest, FarFileNumbers) {
+  using Op = SwapLogOp;
+  constexpr int32_t kFar = 0xFFFFFF;
+  SwapStateStats s;
+  EXPECT_EQ(
+      Replay({Record(0, Op::kAdd, kFar), Record(1, Op::kAdd, 1), Record(2, Op::kAdd, kFar)}, &s),
+      (std::vector<std::string>{"1:2E17", "16777215:1DD3"}));
+  EXPECT_EQ(s.reused_files, 1u);
+  EXPECT_EQ(Replay({Record(0, Op::kAdd, 70000), Record(1, Op::kAdd, 1), Record(0, Op::kDel, 70000),
+                    Record(2, Op::kAdd, kFar)},
+                   &s),
+            (std::vector<std::string>{"1:2E17", "16777215:1DD3"}));
+  EXPECT_EQ(s.unmatched_dels, 0u);
+}
+
 TEST_F(SquidCacheDirCopy, SwapStateWithAPartialLastRecord) {
   const std::string file = ReadFile(dir_ + "/swap.state");
   WriteFile(dir_ + "/swap.state", file.substr(0, file.size() - 30));  // the DEL half written
