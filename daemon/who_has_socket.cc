@@ -15,7 +15,6 @@
 namespace peerbloom::daemon {
 namespace {
 
-constexpr size_t kReadChunk = 64 * 1024;
 // Bytes read from one connection per turn, so one busy client cannot hold the loop.
 constexpr size_t kMaxReadPerTurn = 1024 * 1024;
 
@@ -123,13 +122,11 @@ bool WhoHasSocket::Read(Connection* c, const Handler& handler, size_t* answered)
   size_t got = 0;
   bool eof = false;
   while (got < kMaxReadPerTurn) {
-    const size_t old = c->in.size();
-    c->in.resize(old + kReadChunk);
-    const ssize_t n = ::read(c->fd, c->in.data() + old, kReadChunk);
-    c->in.resize(old + static_cast<size_t>(std::max<ssize_t>(n, 0)));
+    const ssize_t n = ::read(c->fd, read_buffer_.data(), read_buffer_.size());
     if (n > 0) {
+      c->in.append(read_buffer_.data(), static_cast<size_t>(n));
       got += static_cast<size_t>(n);
-      if (static_cast<size_t>(n) < kReadChunk) break;
+      if (static_cast<size_t>(n) < read_buffer_.size()) break;
       continue;
     }
     if (n == 0) eof = true;

@@ -74,6 +74,7 @@ class WhoHasSocket {
   std::string path_;
   int listen_fd_ = -1;
   std::vector<Connection> connections_;
+  std::vector<char> read_buffer_ = std::vector<char>(64 * 1024);  // one read, any connection
   WhoHasSocketStats stats_;
 };
 
