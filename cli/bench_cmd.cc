@@ -27,6 +27,7 @@ struct BenchArgs {
   std::string prefix = "http://bench.example/";
   std::string who_has_socket;  // "": only the control endpoint
   int busy_poll_us = 0;
+  bool skip_control = false;  // only the who-has socket
 };
 
 double Percentile(std::vector<double> v, double q) {
@@ -96,14 +97,16 @@ int RunBench(const GlobalOptions& g, const BenchArgs& a) {
   nlohmann::json reply;
   std::string body;
   Figures zmq_figures;
-  Status s = Measure(
-      a, batch,
-      [&](const std::string& keys, uint64_t* claimed) {
-        PEERBLOOM_RETURN_IF_ERROR(control.Call(request, keys, &reply, &body));
-        if (claimed != nullptr) *claimed = reply.value("claimed", uint64_t{0});
-        return Status::Ok();
-      },
-      &zmq_figures);
+  Status s = a.skip_control
+                 ? Status::Ok()
+                 : Measure(
+                       a, batch,
+                       [&](const std::string& keys, uint64_t* claimed) {
+                         PEERBLOOM_RETURN_IF_ERROR(control.Call(request, keys, &reply, &body));
+                         if (claimed != nullptr) *claimed = reply.value("claimed", uint64_t{0});
+                         return Status::Ok();
+                       },
+                       &zmq_figures);
   if (!s.ok()) return Error(s);
 
   Figures socket_figures;
@@ -132,13 +135,13 @@ int RunBench(const GlobalOptions& g, const BenchArgs& a) {
               {"batch_size", a.batch_size},
               {"batches", a.batches},
               {"busy_poll_us", a.busy_poll_us}};
-  AddFigures("", zmq_figures, &out);
+  if (!a.skip_control) AddFigures("", zmq_figures, &out);
   if (!a.who_has_socket.empty()) AddFigures("socket_", socket_figures, &out);
   if (g.json) {
     std::printf("%s\n", out.dump(2).c_str());
     return 0;
   }
-  PrintFigures("who-has", a, zmq_figures);
+  if (!a.skip_control) PrintFigures("who-has", a, zmq_figures);
   if (!a.who_has_socket.empty()) PrintFigures("who-has socket", a, socket_figures);
   return 0;
 }
@@ -159,6 +162,8 @@ Runner SetUpBench(CLI::App* sub, const GlobalOptions* g) {
   sub->add_option("--busy-poll", a->busy_poll_us,
                   "microseconds to wait for a reply without sleeping (0: block at once)")
       ->check(CLI::Range(0, 10000));
+  sub->add_flag("--skip-control", a->skip_control,
+                "time only the who-has socket, not the control endpoint");
   return [g, a] { return RunBench(*g, *a); };
 }
 
