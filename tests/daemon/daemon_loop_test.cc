@@ -12,13 +12,16 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 #include <zmq.hpp>
 
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/snapshot.h"
+#include "peerbloom/client/who_has_socket.h"
 #include "peerbloom/squid_store_log.h"
 #include "peerbloom/summary.h"
 
@@ -175,6 +178,38 @@ TEST_F(DaemonLoop, LookupsAreAnsweredWhileASnapshotIsBeingWritten) {
             reply["stats"]["snapshot"]["failed"].get<int>();
   }
   EXPECT_EQ(ended, 1);
+}
+
+// The client library against the loop running on its own thread: a batch larger than a
+// socket's buffer, so sending and reading the answers must interleave.
+TEST_F(DaemonLoop, WhoHasSocketClientAsksInBatchesAndOneAtATime) {
+  std::ofstream(dir_ + "/feed") << "+url http://a/1\n";
+  auto d = std::make_unique<Daemon>(config_, &clock_);
+  ASSERT_TRUE(d->Start().ok());
+  Turn(d.get(), 5);
+  volatile std::sig_atomic_t stop = 0, reload = 0;
+  std::thread loop([&] { (void)d->Run(&stop, &reload); });
+  client::WhoHasSocketClient client(config_.who_has_socket, 60000, 20);
+  std::string lines, want, answers;
+  for (int i = 0; i < 20000; ++i) {
+    lines += "http://a/1\n\n";
+    want += "solo\n!\n";
+  }
+  Status s = client.Ask(lines, &answers);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(answers == want) << answers.size() << " bytes of answers";
+  for (int i = 0; i < 100; ++i) {
+    s = client.Ask("http://a/1\n", &answers);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(answers, "solo\n");
+  }
+  stop = 1;
+  loop.join();
+  d.reset();  // closes and removes the socket
+  client::WhoHasSocketClient gone(config_.who_has_socket, 1000, 0);
+  EXPECT_EQ(gone.Ask("http://a/1\n", &answers).message(),
+            "cannot connect to who-has socket '" + config_.who_has_socket +
+                "': No such file or directory (is peerbloomd running?)");
 }
 
 TEST_F(DaemonLoop, FeedLinesThatAreNotUtf8AreBytesOrMalformedNeverFatal) {
