@@ -5,10 +5,11 @@
 # Usage: bench/control_bench.sh BUILD_DIR [KEYS] [SINGLE]
 # Starts one daemon (squid-md5 keys, plaintext peer link on loopback, no peers), adds KEYS
 # URLs (default 1000000), runs `peerbloom bench`; then, when redis-server is installed
-# (Debian's redis-server package), starts one on 127.0.0.1 at a free port without
-# persistence and runs build/bench/redis_getbit_bench with the same URLs (k = 7 probes
-# each). Prints figures in one table; asserts nothing. Everything it started is stopped on
-# exit.
+# (Debian's redis-server package, scripts/install-deps.sh --with-results), starts one on
+# 127.0.0.1 at a free port without persistence and runs build/bench/redis_getbit_bench with
+# the same URLs (k = 7 probes each). Prints figures in one table; asserts nothing.
+# Everything it started is stopped on exit. CONTROL_BUSY_POLL (e.g. "50us") sets the
+# daemon's control_busy_poll, CLIENT_BUSY_POLL (us) the client's.
 set -euo pipefail
 build=${1:-build}
 keys=${2:-1000000}
