@@ -6,7 +6,8 @@
 //        ──► GossipEngine.PublishFull/PublishDelta ──► Outgoing ──► Transport (DEALERs)
 //   Transport (ROUTER) ──► GossipEngine.OnMessage          control who-has ──► store + engine
 //
-// One thread: zmq::poll over the peer, ZAP, monitor and control sockets and FIFO feeds, with
+// One thread: zmq::poll over the peer, ZAP, monitor and control sockets, the who-has socket and
+// its connections and FIFO feeds, with
 // a timeout that is the nearest deadline (gossip tick, publication, feed poll, snapshot)
 // taken from the injected Clock. Signals only set flags the loop reads. Two kinds of helper
 // threads never touch the loop's state: the digest fetcher's worker (digest_fetcher.h) and
