@@ -2,12 +2,14 @@
 // bench/control_bench.sh prints beside peerbloom's who-has. Speaks RESP over one plain TCP
 // connection, no client library.
 //
-// Usage: redis_getbit_bench HOST PORT PREFIX KEYS SINGLE PIPELINE
-//   Sets a bit string of 2^24 bits with the k = 7 probes of KEYS URLs PREFIX0, PREFIX1, ...
-//   (positions from peerbloom's IndexHasher, as a filter would place them), then
-//   - SINGLE unpipelined GETBIT round trips (one probe of URL i each): p50, p99, p99.9 in us;
-//   - all 7 probes of KEYS URLs with PIPELINE commands in flight: GETBITs/s, and from it keys/s
-//     for one k = 7 filter and for 16 per-peer filters (7 x 16 probes per key).
+// Usage: redis_getbit_bench HOST PORT PREFIX KEYS SINGLE PIPELINE [PHASES]
+//   PHASES is a comma-separated subset of load,single,pipelined (default all three):
+//   - load: sets a bit string of 2^24 bits with the k = 7 probes of KEYS URLs PREFIX0,
+//     PREFIX1, ... (positions from peerbloom's IndexHasher, as a filter would place them);
+//   - single: SINGLE unpipelined GETBIT round trips (one probe of URL i each): p50, p99,
+//     p99.9 in us;
+//   - pipelined: all 7 probes of KEYS URLs with PIPELINE commands in flight: GETBITs/s, and
+//     from it keys/s for one k = 7 filter and for 16 per-peer filters (7 x 16 probes a key).
 // Prints one "name value" line per figure.
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -72,10 +74,14 @@ double Percentile(std::vector<double> v, double q) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 7) {
-    std::fprintf(stderr, "usage: %s HOST PORT PREFIX KEYS SINGLE PIPELINE\n", argv[0]);
+  if (argc != 7 && argc != 8) {
+    std::fprintf(stderr, "usage: %s HOST PORT PREFIX KEYS SINGLE PIPELINE [PHASES]\n", argv[0]);
     return 2;
   }
+  const std::string phases = argc == 8 ? argv[7] : "load,single,pipelined";
+  auto phase = [&phases](const char* name) {
+    return ("," + phases + ",").find("," + std::string(name) + ",") != std::string::npos;
+  };
   const std::string prefix = argv[3];
   const size_t keys = std::strtoull(argv[4], nullptr, 10);
   const size_t single = std::strtoull(argv[5], nullptr, 10);
@@ -99,9 +105,11 @@ int main(int argc, char** argv) {
     for (unsigned j = 0; j < kK; ++j) positions.push_back((h.h1 + j * h.h2) % kBits);
   }
   std::string replies;
-  SendAll(fd, Command({"DEL", "bench:bits"}));
-  ReadReplies(fd, 1, &replies);
-  for (size_t start = 0; start < positions.size(); start += pipeline) {
+  if (phase("load")) {
+    SendAll(fd, Command({"DEL", "bench:bits"}));
+    ReadReplies(fd, 1, &replies);
+  }
+  for (size_t start = 0; phase("load") && start < positions.size(); start += pipeline) {
     const size_t end = std::min(positions.size(), start + pipeline);
     std::string batch;
     for (size_t p = start; p < end; ++p) {
@@ -113,7 +121,7 @@ int main(int argc, char** argv) {
 
   std::vector<double> micros;
   micros.reserve(single);
-  for (size_t i = 0; i < single; ++i) {
+  for (size_t i = 0; phase("single") && i < single; ++i) {
     const std::string cmd =
         Command({"GETBIT", "bench:bits", std::to_string(positions[(i % keys) * kK])});
     const auto t0 = Clock::now();
@@ -124,7 +132,7 @@ int main(int argc, char** argv) {
 
   // The commands are encoded before the clock starts: what is timed is Redis and the socket.
   std::vector<std::string> batches;
-  for (size_t start = 0; start < positions.size(); start += pipeline) {
+  for (size_t start = 0; phase("pipelined") && start < positions.size(); start += pipeline) {
     const size_t end = std::min(positions.size(), start + pipeline);
     std::string batch;
     for (size_t p = start; p < end; ++p) {
@@ -140,15 +148,19 @@ int main(int argc, char** argv) {
     ones += static_cast<size_t>(std::count(replies.begin(), replies.end(), '1'));
   }
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  const double bits_per_s = static_cast<double>(positions.size()) / seconds;
   ::close(fd);
 
-  std::printf("redis_single_p50_us %.1f\n", Percentile(micros, 0.5));
-  std::printf("redis_single_p99_us %.1f\n", Percentile(micros, 0.99));
-  std::printf("redis_single_p999_us %.1f\n", Percentile(micros, 0.999));
-  std::printf("redis_pipelined_getbits_per_s %.0f\n", bits_per_s);
-  std::printf("redis_keys_per_s_one_filter %.0f\n", bits_per_s / kK);
-  std::printf("redis_keys_per_s_16_filters %.0f\n", bits_per_s / (kK * 16));
-  std::printf("redis_bits_set_of_probed %zu/%zu\n", ones, positions.size());
+  if (!micros.empty()) {
+    std::printf("redis_single_p50_us %.1f\n", Percentile(micros, 0.5));
+    std::printf("redis_single_p99_us %.1f\n", Percentile(micros, 0.99));
+    std::printf("redis_single_p999_us %.1f\n", Percentile(micros, 0.999));
+  }
+  if (!batches.empty()) {
+    const double bits_per_s = static_cast<double>(positions.size()) / seconds;
+    std::printf("redis_pipelined_getbits_per_s %.0f\n", bits_per_s);
+    std::printf("redis_keys_per_s_one_filter %.0f\n", bits_per_s / kK);
+    std::printf("redis_keys_per_s_16_filters %.0f\n", bits_per_s / (kK * 16));
+    std::printf("redis_bits_set_of_probed %zu/%zu\n", ones, positions.size());
+  }
   return 0;
 }
