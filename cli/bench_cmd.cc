@@ -1,5 +1,6 @@
 // `peerbloom bench`: who-has latency and throughput through a running daemon's control
-// endpoint, measured the way a client sees them (request sent to reply parsed).
+// endpoint (and its who-has socket when given), measured the way a client sees them (request
+// sent to reply received).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include "peerbloom/client/client_config.h"
 #include "peerbloom/client/control_client.h"
 #include "peerbloom/client/control_protocol.h"
+#include "peerbloom/client/who_has_socket.h"
 
 namespace peerbloom::cli {
 namespace {
@@ -23,11 +25,66 @@ struct BenchArgs {
   int batch_size = 10000;
   int batches = 50;
   std::string prefix = "http://bench.example/";
+  std::string who_has_socket;  // "": only the control endpoint
+  int busy_poll_us = 0;
+  bool skip_control = false;  // only the who-has socket
 };
 
 double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<size_t>(q * static_cast<double>(v.size())))];
+}
+
+struct Figures {
+  std::vector<double> micros;  // one per single-key request
+  std::vector<double> rates;   // keys/s, one per batch
+  std::vector<double> batch_micros;
+  uint64_t claimed = 0;  // of the last batch
+};
+
+// Times `ask(body)` once per single key, then once per batch.
+template <typename Ask>
+Status Measure(const BenchArgs& a, const std::string& batch, Ask&& ask, Figures* f) {
+  f->micros.reserve(static_cast<size_t>(a.single));
+  for (int i = 0; i < a.single; ++i) {
+    const std::string key = a.prefix + std::to_string(i) + "\n";
+    const auto t0 = Clock::now();
+    PEERBLOOM_RETURN_IF_ERROR(ask(key, nullptr));
+    const auto t1 = Clock::now();
+    f->micros.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  for (int b = 0; b < a.batches; ++b) {
+    const auto t0 = Clock::now();
+    PEERBLOOM_RETURN_IF_ERROR(ask(batch, &f->claimed));
+    const auto t1 = Clock::now();
+    f->rates.push_back(a.batch_size / std::chrono::duration<double>(t1 - t0).count());
+    f->batch_micros.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+  }
+  return Status::Ok();
+}
+
+void AddFigures(const std::string& prefix, const Figures& f, json* out) {
+  (*out)[prefix + "single_p50_us"] = Percentile(f.micros, 0.5);
+  (*out)[prefix + "single_p99_us"] = Percentile(f.micros, 0.99);
+  (*out)[prefix + "single_p999_us"] = Percentile(f.micros, 0.999);
+  (*out)[prefix + "batched_keys_per_s_median"] = Percentile(f.rates, 0.5);
+  (*out)[prefix + "batch_p50_us"] = Percentile(f.batch_micros, 0.5);
+  (*out)[prefix + "batch_p99_us"] = Percentile(f.batch_micros, 0.99);
+  (*out)[prefix + "batch_p999_us"] = Percentile(f.batch_micros, 0.999);
+  (*out)[prefix + "claimed_per_batch"] = f.claimed;
+}
+
+void PrintFigures(const char* what, const BenchArgs& a, const Figures& f) {
+  std::printf("%s, one key per request (%d requests): p50 %.1f us, p99 %.1f us, p99.9 %.1f us\n",
+              what, a.single, Percentile(f.micros, 0.5), Percentile(f.micros, 0.99),
+              Percentile(f.micros, 0.999));
+  std::printf(
+      "%s, batches of %d keys (%d batches): median %.0f keys/s (%llu claimed per batch); "
+      "per batch p50 %.0f us, p99 %.0f us, p99.9 %.0f us\n",
+      what, a.batch_size, a.batches, Percentile(f.rates, 0.5),
+      static_cast<unsigned long long>(f.claimed), Percentile(f.batch_micros, 0.5),
+      Percentile(f.batch_micros, 0.99), Percentile(f.batch_micros, 0.999));
 }
 
 int RunBench(const GlobalOptions& g, const BenchArgs& a) {
@@ -39,50 +96,61 @@ int RunBench(const GlobalOptions& g, const BenchArgs& a) {
     endpoint = config.control;
   }
   if (endpoint.empty()) return Error("give --control or --config");
+  std::string batch;
+  for (int i = 0; i < a.batch_size; ++i) batch += a.prefix + std::to_string(i) + "\n";
+
   client::ControlClient control(endpoint, g.timeout_ms);
+  control.set_busy_poll_us(a.busy_poll_us);
   const nlohmann::json request = {{"op", client::kOpWhoHas}, {"input", "url"}};
   nlohmann::json reply;
   std::string body;
-  std::vector<double> micros;
-  micros.reserve(static_cast<size_t>(a.single));
-  for (int i = 0; i < a.single; ++i) {
-    const std::string key = a.prefix + std::to_string(i) + "\n";
-    const auto t0 = Clock::now();
-    Status s = control.Call(request, key, &reply, &body);
-    const auto t1 = Clock::now();
+  Figures zmq_figures;
+  Status s = a.skip_control
+                 ? Status::Ok()
+                 : Measure(
+                       a, batch,
+                       [&](const std::string& keys, uint64_t* claimed) {
+                         PEERBLOOM_RETURN_IF_ERROR(control.Call(request, keys, &reply, &body));
+                         if (claimed != nullptr) *claimed = reply.value("claimed", uint64_t{0});
+                         return Status::Ok();
+                       },
+                       &zmq_figures);
+  if (!s.ok()) return Error(s);
+
+  Figures socket_figures;
+  if (!a.who_has_socket.empty()) {
+    client::WhoHasSocketClient socket(a.who_has_socket, g.timeout_ms, a.busy_poll_us);
+    std::string answers;
+    s = Measure(
+        a, batch,
+        [&](const std::string& keys, uint64_t* claimed) {
+          PEERBLOOM_RETURN_IF_ERROR(socket.Ask(keys, &answers));
+          if (claimed != nullptr) {
+            // A line that is not empty names at least one node.
+            uint64_t n = 0;
+            for (size_t i = 0; i < answers.size(); ++i) {
+              n += answers[i] != '\n' && (i == 0 || answers[i - 1] == '\n');
+            }
+            *claimed = n;
+          }
+          return Status::Ok();
+        },
+        &socket_figures);
     if (!s.ok()) return Error(s);
-    micros.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
   }
-  std::string batch;
-  for (int i = 0; i < a.batch_size; ++i) batch += a.prefix + std::to_string(i) + "\n";
-  std::vector<double> rates;
-  uint64_t claimed = 0;
-  for (int b = 0; b < a.batches; ++b) {
-    const auto t0 = Clock::now();
-    Status s = control.Call(request, batch, &reply, &body);
-    const auto t1 = Clock::now();
-    if (!s.ok()) return Error(s);
-    claimed = reply.value("claimed", uint64_t{0});
-    rates.push_back(a.batch_size / std::chrono::duration<double>(t1 - t0).count());
-  }
+
   json out = {{"single_requests", a.single},
-              {"single_p50_us", micros.empty() ? 0 : Percentile(micros, 0.5)},
-              {"single_p99_us", micros.empty() ? 0 : Percentile(micros, 0.99)},
               {"batch_size", a.batch_size},
               {"batches", a.batches},
-              {"batched_keys_per_s_median", rates.empty() ? 0 : Percentile(rates, 0.5)},
-              {"claimed_per_batch", claimed}};
+              {"busy_poll_us", a.busy_poll_us}};
+  if (!a.skip_control) AddFigures("", zmq_figures, &out);
+  if (!a.who_has_socket.empty()) AddFigures("socket_", socket_figures, &out);
   if (g.json) {
     std::printf("%s\n", out.dump(2).c_str());
-  } else {
-    std::printf("who-has, one key per request (%d requests): p50 %.1f us, p99 %.1f us\n", a.single,
-                out["single_p50_us"].get<double>(), out["single_p99_us"].get<double>());
-    std::printf(
-        "who-has, batches of %d keys (%d batches): median %.0f keys/s (%llu claimed "
-        "per batch)\n",
-        a.batch_size, a.batches, out["batched_keys_per_s_median"].get<double>(),
-        static_cast<unsigned long long>(claimed));
+    return 0;
   }
+  if (!a.skip_control) PrintFigures("who-has", a, zmq_figures);
+  if (!a.who_has_socket.empty()) PrintFigures("who-has socket", a, socket_figures);
   return 0;
 }
 
@@ -97,6 +165,13 @@ Runner SetUpBench(CLI::App* sub, const GlobalOptions* g) {
   sub->add_option("--batches", a->batches, "batched requests to time")
       ->check(CLI::Range(0, 100000));
   sub->add_option("--prefix", a->prefix, "URL prefix (keys are PREFIX0, PREFIX1, ...)");
+  sub->add_option("--who-has-socket", a->who_has_socket,
+                  "also time the daemon's who-has socket at this path");
+  sub->add_option("--busy-poll", a->busy_poll_us,
+                  "microseconds to wait for a reply without sleeping (0: block at once)")
+      ->check(CLI::Range(0, 10000));
+  sub->add_flag("--skip-control", a->skip_control,
+                "time only the who-has socket, not the control endpoint");
   return [g, a] { return RunBench(*g, *a); };
 }
 

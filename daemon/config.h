@@ -98,6 +98,13 @@ struct Config {
   std::string control;
   // Default: false. Whether `control` may be a non-loopback tcp endpoint.
   bool allow_remote_control = false;
+  // Default: "<data_dir>/who-has.sock"; "" turns it off. The who-has line socket
+  // (daemon/who_has_socket.h).
+  std::string who_has_socket;
+  bool who_has_socket_set = false;  // whether the file sets `who_has_socket`
+  // Default: 0 (off). How long (us) the loop keeps polling without sleeping after
+  // it answered a control or who-has-socket request, at most 10 ms.
+  int64_t control_busy_poll_us = 0;
   // Default: "info". One of trace, debug, info, warn, error, critical, off.
   std::string log_level = "info";
   // Default: "<data_dir>/peerbloomd.log". Used when not running with --foreground.
@@ -185,6 +192,8 @@ using client::ParseTcpEndpoint;
 
 // "250ms", "2s", "5m", "1h"; *ms receives milliseconds. False on anything else.
 bool ParseDuration(std::string_view text, int64_t* ms);
+// "0", "<N>us" or "<N>ms" into microseconds; false for anything else or above 10 s.
+bool ParseMicros(std::string_view text, int64_t* us);
 
 }  // namespace peerbloom::daemon
 

@@ -156,6 +156,21 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Bool(n, key, &p.c().allow_remote_control);
      }},
+    {"who_has_socket", "string", "\"<data_dir>/who-has.sock\"",
+     "the who-has line socket; \"\" turns it off",
+     [](Parser& p, const N& n, std::string_view key) {
+       p.c().who_has_socket_set = true;
+       return p.String(n, key, &p.c().who_has_socket);
+     }},
+    {"control_busy_poll", "string", "\"0us\"", "polling without sleep after a request",
+     [](Parser& p, const N& n, std::string_view key) {
+       if (!n.is_string() || !ParseMicros(*n.value<std::string>(), &p.c().control_busy_poll_us) ||
+           p.c().control_busy_poll_us > 10000) {
+         return p.Error(n, "'" + std::string(key) +
+                               "' must be a duration like \"50us\" or \"1ms\", at most \"10ms\"");
+       }
+       return Status::Ok();
+     }},
     {"log_level", "string", "\"info\"", "least severity logged",
      [](Parser& p, const N& n, std::string_view key) {
        PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().log_level));

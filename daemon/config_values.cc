@@ -38,6 +38,32 @@ bool ParseDuration(std::string_view text, int64_t* ms) {
   return true;
 }
 
+bool ParseMicros(std::string_view text, int64_t* us) {
+  constexpr int64_t kMaxUs = int64_t{10} * 1000 * 1000;
+  size_t digits = 0;
+  int64_t value = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') {
+    if (value > kMaxUs) return false;
+    value = value * 10 + (text[digits] - '0');
+    ++digits;
+  }
+  if (digits == 0) return false;
+  const std::string_view unit = text.substr(digits);
+  int64_t scale = 0;
+  if (unit == "us") {
+    scale = 1;
+  } else if (unit == "ms") {
+    scale = 1000;
+  } else if (unit.empty() && value == 0) {
+    scale = 1;
+  } else {
+    return false;
+  }
+  if (value > kMaxUs / scale) return false;
+  *us = value * scale;
+  return true;
+}
+
 Status ResolveSeedKeys(Config* config) {
   for (size_t i = 0; i < config->seeds.size() && i < config->seed_key_files.size(); ++i) {
     const std::string& path = config->seed_key_files[i];

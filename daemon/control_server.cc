@@ -45,11 +45,16 @@ void ControlServer::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
   items->push_back({socket_.handle(), 0, ZMQ_POLLIN, 0});
 }
 
-void ControlServer::Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler) {
-  if (!(items[0].revents & ZMQ_POLLIN)) return;
+int ControlServer::Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler) {
+  if (!(items[0].revents & ZMQ_POLLIN)) return 0;
+  return ServeReady(now_ms, handler);
+}
+
+int ControlServer::ServeReady(int64_t now_ms, const Handler& handler) {
+  int served = 0;
   try {
-    for (int i = 0; i < kRequestsPerWakeup; ++i) {
-      if (!ServeOne(now_ms, handler)) return;
+    for (; served < kRequestsPerWakeup; ++served) {
+      if (!ServeOne(now_ms, handler)) return served;
     }
   } catch (const zmq::error_t& e) {
     if (e.num() != EINTR && e.num() != ETERM) spdlog::error("control endpoint: {}", e.what());
@@ -58,6 +63,7 @@ void ControlServer::Process(const zmq::pollitem_t* items, int64_t now_ms, const 
     // goes unanswered, the next ones are served.
     spdlog::error("control endpoint: {}", EscapeBytes(e.what()));
   }
+  return served;
 }
 
 Status ParseControlHeader(std::string_view text, nlohmann::json* header) {

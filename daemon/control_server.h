@@ -49,9 +49,11 @@ class ControlServer {
 
   Status Start();
   void AppendPollItems(std::vector<zmq::pollitem_t>* items);
-  // Serves up to a bounded number of ready requests. `now_ms` paces the log of internal
-  // errors.
-  void Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler);
+  // Serves up to a bounded number of ready requests and returns how many. `now_ms` paces the
+  // log of internal errors.
+  int Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler);
+  // The same without a prior poll: serves what is queued now.
+  int ServeReady(int64_t now_ms, const Handler& handler);
   const ControlStats& stats() const { return stats_; }
 
  private:

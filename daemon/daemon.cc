@@ -239,6 +239,10 @@ Status Daemon::Start() {
 
   control_ = std::make_unique<ControlServer>(&context_, config_.control);
   PEERBLOOM_RETURN_IF_ERROR(control_->Start());
+  if (!config_.who_has_socket.empty()) {
+    who_has_socket_ = std::make_unique<WhoHasSocket>(config_.who_has_socket);
+    PEERBLOOM_RETURN_IF_ERROR(who_has_socket_->Start());
+  }
   PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
   PEERBLOOM_RETURN_IF_ERROR(StartRelay());
   digests_ = std::make_unique<DigestImporter>(engine_.get());
@@ -302,6 +306,8 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   transport_->AppendPollItems(&items);
   const size_t control_at = items.size();
   control_->AppendPollItems(&items);
+  const size_t socket_at = items.size();
+  if (who_has_socket_) who_has_socket_->AppendPollItems(&items);
   const size_t feeds_at = items.size();
   for (const auto& feed : feeds_) {
     items.push_back(
@@ -309,13 +315,17 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   }
   const int64_t wait = std::clamp<int64_t>(NextDeadline(now) - now, 0, max_wait_ms);
   try {
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(wait));
+    Poll(&items, wait);
   } catch (const zmq::error_t& e) {
     if (e.num() != EINTR) spdlog::error("poll: {}", e.what());
     return;  // a signal: the caller looks at its flags
   }
   now = clock_->NowMs();
+  // Lookups first: a who-has waits for no peer frame, feed line or timer of this turn.
+  ServeLookups(items.data() + control_at, items.data() + socket_at, feeds_at - socket_at, now);
   transport_->Process(items.data(), now, [this, now](std::string_view payload) {
+    // A summary can take a while to decode: lookups that came meanwhile go first.
+    ServeLookupsNow();
     // A frame that makes the engine throw is refused like a malformed one (counted, logged
     // at a limited rate); the next frame is served.
     Status s;
@@ -328,10 +338,6 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
     loop_metrics_.CountIn(payload, s);
     return s;
   });
-  control_->Process(
-      items.data() + control_at, now,
-      [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
-             std::string* reply_body) { return ops_->Handle(req, body, reply, reply_body); });
   PollFeeds(items, feeds_at, now);
   digests_->Poll(now);
   MaybePublish(now);
@@ -342,6 +348,47 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   WatchWallClock(now);
   MaybePublishMetrics(now);
   PingWatchdog(now);
+}
+
+// Sleeping in poll costs a wake-up (tens of microseconds on an idle machine) when the next
+// request comes; right after a request another one is likely, so the loop first polls
+// without sleeping for up to control_busy_poll. Idle, it sleeps as before.
+int Daemon::Poll(std::vector<zmq::pollitem_t>* items, int64_t wait_ms) {
+  if (wait_ms > 0 && config_.control_busy_poll_us > 0) {
+    while (std::chrono::steady_clock::now() < busy_poll_until_) {
+      const int ready = zmq::poll(items->data(), items->size(), std::chrono::milliseconds(0));
+      if (ready > 0) return ready;
+    }
+  }
+  return zmq::poll(items->data(), items->size(), std::chrono::milliseconds(wait_ms));
+}
+
+void Daemon::ServeLookups(const zmq::pollitem_t* control_items, const zmq::pollitem_t* socket_items,
+                          size_t socket_count, int64_t now) {
+  size_t served = static_cast<size_t>(control_->Process(
+      control_items, now,
+      [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
+             std::string* reply_body) { return ops_->Handle(req, body, reply, reply_body); }));
+  if (who_has_socket_) {
+    served += who_has_socket_->Process(
+        socket_items, socket_count,
+        [this](std::string_view lines, std::string* out) { WhoHasLines(lines, out); });
+  }
+  ServedRequests(served);
+}
+
+// Only the who-has socket: its lines are lookups and nothing else, so serving them here, in
+// the middle of the transport's receiving, cannot change what the loop is doing.
+void Daemon::ServeLookupsNow() {
+  if (!who_has_socket_) return;
+  ServedRequests(who_has_socket_->ServeReady(
+      [this](std::string_view lines, std::string* out) { WhoHasLines(lines, out); }));
+}
+
+void Daemon::ServedRequests(size_t count) {
+  if (count == 0 || config_.control_busy_poll_us <= 0) return;
+  busy_poll_until_ =
+      std::chrono::steady_clock::now() + std::chrono::microseconds(config_.control_busy_poll_us);
 }
 
 void Daemon::Notify(const std::string& state) {

@@ -6,7 +6,8 @@
 //        ──► GossipEngine.PublishFull/PublishDelta ──► Outgoing ──► Transport (DEALERs)
 //   Transport (ROUTER) ──► GossipEngine.OnMessage          control who-has ──► store + engine
 //
-// One thread: zmq::poll over the peer, ZAP, monitor and control sockets and FIFO feeds, with
+// One thread: zmq::poll over the peer, ZAP, monitor and control sockets, the who-has socket and
+// its connections and FIFO feeds, with
 // a timeout that is the nearest deadline (gossip tick, publication, feed poll, snapshot)
 // taken from the injected Clock. Signals only set flags the loop reads. Two kinds of helper
 // threads never touch the loop's state: the digest fetcher's worker (digest_fetcher.h) and
@@ -16,6 +17,7 @@
 #ifndef PEERBLOOM_DAEMON_DAEMON_H_
 #define PEERBLOOM_DAEMON_DAEMON_H_
 
+#include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <memory>
@@ -40,9 +42,11 @@
 #include "daemon/snapshot_writer.h"
 #include "daemon/stats_report.h"
 #include "daemon/transport.h"
+#include "daemon/who_has_socket.h"
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/publish_policy.h"
+#include "peerbloom/who_has_batch.h"
 
 namespace peerbloom::daemon {
 
@@ -104,6 +108,20 @@ class Daemon {
                 std::string* reply_body);
   Status Change(bool add, const nlohmann::json& request, std::string_view body,
                 nlohmann::json* reply);
+  // Answers the who-has socket's lines (node ids per line).
+  void WhoHasLines(std::string_view lines, std::string* out);
+  // Looks up each line of `body` (URLs, or key tokens when `keys`), answers in order to `sink`.
+  void RunWhoHas(std::string_view body, bool keys, const WhoHasBatch::Sink& sink);
+  // Polls without sleeping while the busy-poll window after the last request lasts, then
+  // waits up to `wait_ms`. What zmq::poll returns.
+  int Poll(std::vector<zmq::pollitem_t>* items, int64_t wait_ms);
+  // Serves the control requests and who-has lines waiting now, without a poll: the loop calls
+  // it between peer frames, so a lookup never waits for more than one frame's handling.
+  void ServeLookupsNow();
+  // Serves what the poll found on the control endpoint and the who-has socket.
+  void ServeLookups(const zmq::pollitem_t* control_items, const zmq::pollitem_t* socket_items,
+                    size_t socket_count, int64_t now);
+  void ServedRequests(size_t count);
 
   Config config_;
   const Clock* clock_;
@@ -114,6 +132,11 @@ class Daemon {
   std::unique_ptr<GossipEngine> engine_;
   std::unique_ptr<Transport> transport_;
   std::unique_ptr<ControlServer> control_;
+  std::unique_ptr<WhoHasSocket> who_has_socket_;  // null when `who_has_socket` is ""
+  // Until when (steady clock) the loop polls without sleeping: control_busy_poll after the
+  // last request answered.
+  std::chrono::steady_clock::time_point busy_poll_until_{};
+  std::string who_has_key_scratch_;
   std::vector<std::unique_ptr<Feed>> feeds_;
   std::unique_ptr<DigestImporter> digests_;
   std::unique_ptr<StatsReport> stats_;

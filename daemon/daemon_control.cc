@@ -49,27 +49,53 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
                       std::string* reply_body) {
   bool keys = false;
   PEERBLOOM_RETURN_IF_ERROR(InputIsKeys(request, &keys));
+  reply_body->reserve(body.size() / 8 + 16);
+  client::WhoHasEncoder out(config_.node_id, advertise_, reply_body);
+  RunWhoHas(body, keys, [&out](const WhoHasAnswer& answer) {
+    if (answer.valid) {
+      out.AddAnswer(answer.local, *answer.peers);
+    } else {
+      out.AddInvalid();
+    }
+  });
+  out.Finish(reply);
+  return Status::Ok();
+}
+
+// The who-has socket's answer lines name nodes by id: there is no table to index.
+void Daemon::WhoHasLines(std::string_view lines, std::string* out) {
+  RunWhoHas(lines, false, [this, out](const WhoHasAnswer& answer) {
+    if (!answer.valid) {
+      out->append("!\n");
+      return;
+    }
+    bool first = true;
+    if (answer.local) {
+      out->append(config_.node_id);
+      first = false;
+    }
+    for (const PeerMatch& peer : *answer.peers) {
+      if (!first) out->push_back(' ');
+      out->append(peer.node_id);
+      first = false;
+    }
+    out->push_back('\n');
+  });
+}
+
+void Daemon::RunWhoHas(std::string_view body, bool keys, const WhoHasBatch::Sink& sink) {
   // The latency histogram measures real time: the injected clock is for deadlines and may be
   // a test's fake one.
   const auto started = std::chrono::steady_clock::now();
   uint64_t lines = 0;
   const int64_t now = clock_->NowMs();
-  reply_body->reserve(body.size() / 8 + 16);
-  client::WhoHasEncoder out(config_.node_id, advertise_, reply_body);
   WhoHasBatch batch(
       store_->filter(), store_->hasher(),
       [this, now](std::string_view key, const KeyHash& hash, std::vector<PeerMatch>* peers) {
         engine_->WhoHas(key, hash, now, peers);
       },
-      [this](const KeyHash& hash) { engine_->PrefetchWhoHas(hash); },
-      [&out](const WhoHasAnswer& answer) {
-        if (answer.valid) {
-          out.AddAnswer(answer.local, *answer.peers);
-        } else {
-          out.AddInvalid();
-        }
-      });
-  std::string key_bytes;
+      [this](const KeyHash& hash) { engine_->PrefetchWhoHas(hash); }, sink);
+  std::string& key_bytes = who_has_key_scratch_;
   ForEachLine(body, [&](std::string_view line) {
     ++lines;
     bool valid = !line.empty();
@@ -85,10 +111,8 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
     }
   });
   batch.Finish();
-  out.Finish(reply);
   loop_metrics_.ObserveWhoHas(
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), lines);
-  return Status::Ok();
 }
 
 Status Daemon::Change(bool add, const nlohmann::json& request, std::string_view body,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages peerbloom builds and tests with, only those missing.
 # Usage: scripts/install-deps.sh [--with-squid] [--with-results]
+# --with-results adds what `make results` and the benchmarks' comparisons use.
 # --with-squid (what `make test` uses) adds the programs the integration tests run: Squid and
 # its origin server, the Prometheus server that scrapes a test cluster, and the packaging tools.
 set -euo pipefail
@@ -24,6 +25,8 @@ fi
 # make results (scripts/results.sh) plots with Debian's matplotlib.
 if [[ " $* " == *" --with-results "* ]]; then
   packages+=(python3-matplotlib)
+  # bench/control_bench.sh times Redis GETBIT beside who-has.
+  packages+=(redis-server)
 fi
 
 missing=()

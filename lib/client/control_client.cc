@@ -2,6 +2,8 @@
 // otherwise wedge after a lost reply.
 #include "peerbloom/client/control_client.h"
 
+#include <chrono>
+
 #include "peerbloom/escape.h"
 
 namespace peerbloom::client {
@@ -54,6 +56,13 @@ Status ControlClient::Call(const nlohmann::json& header, std::string_view body,
     if (!body.empty() && !socket_.send(zmq::buffer(body.data(), body.size()))) {
       Reset();
       return Status::IOError("cannot send to " + Quoted(endpoint_));
+    }
+    if (busy_poll_us_ > 0) {
+      const auto until =
+          std::chrono::steady_clock::now() + std::chrono::microseconds(busy_poll_us_);
+      while (!(socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) &&
+             std::chrono::steady_clock::now() < until) {
+      }
     }
     zmq::message_t first;
     if (!socket_.recv(first)) {

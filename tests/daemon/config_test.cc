@@ -124,6 +124,29 @@ TEST(Config, MetricsListenIsOffByDefaultAndChecked) {
             "t.toml:4: 'metrics_listen': '9466' is not HOST:PORT or [IPV6]:PORT");
 }
 
+TEST(Config, WhoHasSocketAndBusyPoll) {
+  Config c;
+  ASSERT_TRUE(Parse(kMinimal, &c).ok());
+  EXPECT_EQ(c.who_has_socket, "/tmp/pb/who-has.sock");
+  EXPECT_EQ(c.control_busy_poll_us, 0);
+  ASSERT_TRUE(
+      Parse(std::string(kMinimal) + "who_has_socket = \"\"\ncontrol_busy_poll = \"50us\"\n", &c)
+          .ok());
+  EXPECT_EQ(c.who_has_socket, "");
+  EXPECT_EQ(c.control_busy_poll_us, 50);
+  ASSERT_TRUE(Parse(std::string(kMinimal) + "control_busy_poll = \"2ms\"\n", &c).ok());
+  EXPECT_EQ(c.control_busy_poll_us, 2000);
+  ASSERT_TRUE(Parse(std::string(kMinimal) + "control_busy_poll = \"0\"\n", &c).ok());
+  EXPECT_EQ(c.control_busy_poll_us, 0);
+  const std::string message =
+      "t.toml:4: 'control_busy_poll' must be a duration like \"50us\" or \"1ms\", at most "
+      "\"10ms\"";
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "control_busy_poll = \"11ms\"\n"), message);
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "control_busy_poll = \"50\"\n"), message);
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "control_busy_poll = 50\n"), message);
+  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "control_busy_poll = \"1s\"\n"), message);
+}
+
 TEST(Config, StoreLogFeedNeedsSquidKeys) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "key_scheme = \"raw\"\n[[feeds]]\npath = \"/x\"\n"
                                             "format = \"squid-store-log\"\n"),

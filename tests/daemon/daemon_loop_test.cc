@@ -1,17 +1,27 @@
 // The daemon in-process, driven by a fake clock: feeds, control requests, snapshots.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <thread>
 #include <zmq.hpp>
 
 #include "daemon/clock.h"
 #include "daemon/daemon.h"
 #include "daemon/snapshot.h"
+#include "peerbloom/client/who_has_socket.h"
 #include "peerbloom/squid_store_log.h"
 #include "peerbloom/summary.h"
 
@@ -62,6 +72,29 @@ class DaemonLoop : public ::testing::Test {
     return head.size() ? json::parse(head.to_string_view()) : json();
   }
 
+  // Writes `lines` to the daemon's who-has socket and turns the loop until as many answer
+  // lines came back (or the same generous deadline passed).
+  std::string AskSocket(Daemon* d, const std::string& lines) {
+    const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::strncpy(addr.sun_path, config_.who_has_socket.c_str(), sizeof(addr.sun_path) - 1);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(::write(fd, lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+    const auto want = std::count(lines.begin(), lines.end(), '\n');
+    std::string answers;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::count(answers.begin(), answers.end(), '\n') < want &&
+           std::chrono::steady_clock::now() < deadline) {
+      d->RunOnce(5);
+      char buffer[4096];
+      const ssize_t n = ::recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+      if (n > 0) answers.append(buffer, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return answers;
+  }
+
   void Turn(Daemon* d, int times) {
     for (int i = 0; i < times; ++i) {
       clock_.Advance(50);
@@ -97,6 +130,86 @@ TEST_F(DaemonLoop, FeedLinesReachTheFilterAndWhoHas) {
   EXPECT_EQ(reply["stats"]["filter"]["items"], 3);
   EXPECT_EQ(reply["stats"]["feeds"][0]["adds"], 3);
   EXPECT_EQ(reply["stats"]["feeds"][0]["malformed"], 1);
+}
+
+TEST_F(DaemonLoop, TheWhoHasSocketAnswersNodeIdsPerLine) {
+  std::ofstream(dir_ + "/feed") << "+url http://a/1\n";
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  Turn(&d, 5);
+  // a/2 is absent: 1 key in 2^18 counters, k = 2 (see FeedLinesReachTheFilterAndWhoHas).
+  EXPECT_EQ(AskSocket(&d, "http://a/1\nhttp://a/2\n\nhttp://a/1\n"), "solo\n\n!\nsolo\n");
+}
+
+// The periodic snapshot is written by its own thread. Its temporary file is made a FIFO here,
+// so the write cannot end before this test opens the other end: every answer that comes
+// before that came while the write was under way.
+TEST_F(DaemonLoop, LookupsAreAnsweredWhileASnapshotIsBeingWritten) {
+  config_.snapshot_interval_ms = 1000;
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  std::string body;
+  json reply = Ask(&d, {{"op", "add"}}, "http://a/1\n", &body);
+  ASSERT_EQ(reply["applied"], 1) << reply.dump();
+  const std::string tmp = d.snapshot_path() + ".tmp";
+  ASSERT_EQ(::mkfifo(tmp.c_str(), 0600), 0);
+  clock_.Advance(1001);
+  d.RunOnce(0);  // starts the write
+
+  reply = Ask(&d, {{"op", "who-has"}}, "http://a/1\n", &body);
+  EXPECT_EQ(body, "0\n") << reply.dump();
+  EXPECT_EQ(AskSocket(&d, "http://a/1\n"), "solo\n");
+  reply = Ask(&d, {{"op", "stats"}}, "", &body);
+  EXPECT_EQ(reply["stats"]["snapshot"]["written"], 0);
+  EXPECT_EQ(reply["stats"]["snapshot"]["failed"], 0);
+
+  // Now let the write go on: it reaches its end (a FIFO cannot be synced, so it may fail).
+  const int fifo = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fifo, 0);
+  char buffer[65536];
+  while (::read(fifo, buffer, sizeof(buffer)) > 0) {
+  }
+  ::close(fifo);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int ended = 0;
+  while (ended == 0 && std::chrono::steady_clock::now() < deadline) {
+    reply = Ask(&d, {{"op", "stats"}}, "", &body);
+    ended = reply["stats"]["snapshot"]["written"].get<int>() +
+            reply["stats"]["snapshot"]["failed"].get<int>();
+  }
+  EXPECT_EQ(ended, 1);
+}
+
+// The client library against the loop running on its own thread: a batch larger than a
+// socket's buffer, so sending and reading the answers must interleave.
+TEST_F(DaemonLoop, WhoHasSocketClientAsksInBatchesAndOneAtATime) {
+  std::ofstream(dir_ + "/feed") << "+url http://a/1\n";
+  auto d = std::make_unique<Daemon>(config_, &clock_);
+  ASSERT_TRUE(d->Start().ok());
+  Turn(d.get(), 5);
+  volatile std::sig_atomic_t stop = 0, reload = 0;
+  std::thread loop([&] { (void)d->Run(&stop, &reload); });
+  client::WhoHasSocketClient client(config_.who_has_socket, 60000, 20);
+  std::string lines, want, answers;
+  for (int i = 0; i < 20000; ++i) {
+    lines += "http://a/1\n\n";
+    want += "solo\n!\n";
+  }
+  Status s = client.Ask(lines, &answers);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(answers == want) << answers.size() << " bytes of answers";
+  for (int i = 0; i < 100; ++i) {
+    s = client.Ask("http://a/1\n", &answers);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_EQ(answers, "solo\n");
+  }
+  stop = 1;
+  loop.join();
+  d.reset();  // closes and removes the socket
+  client::WhoHasSocketClient gone(config_.who_has_socket, 1000, 0);
+  EXPECT_EQ(gone.Ask("http://a/1\n", &answers).message(),
+            "cannot connect to who-has socket '" + config_.who_has_socket +
+                "': No such file or directory (is peerbloomd running?)");
 }
 
 TEST_F(DaemonLoop, FeedLinesThatAreNotUtf8AreBytesOrMalformedNeverFatal) {

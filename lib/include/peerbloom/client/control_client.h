@@ -33,6 +33,9 @@ class ControlClient {
               std::string* reply_body);
 
   const std::string& endpoint() const { return endpoint_; }
+  // > 0: Call checks for the reply without sleeping for up to this long before it blocks
+  // (a wake-up saved per call, at the price of that much CPU at most). Default 0.
+  void set_busy_poll_us(int us) { busy_poll_us_ = us; }
 
  private:
   void Reset();
@@ -40,6 +43,7 @@ class ControlClient {
   std::string endpoint_;
   std::string connect_error_;  // why the endpoint cannot be connected to; empty when it can
   int timeout_ms_;
+  int busy_poll_us_ = 0;
   zmq::context_t context_{1};
   zmq::socket_t socket_;
 };
