@@ -39,7 +39,10 @@ int RunBench(const GlobalOptions& g, const BenchArgs& a) {
     endpoint = config.control;
   }
   if (endpoint.empty()) return Error("give --control or --config");
+  std::string token;
+  if (Status s = ResolveToken(g, endpoint, &token); !s.ok()) return Error(s);
   client::ControlClient control(endpoint, g.timeout_ms);
+  control.set_token(std::move(token));
   const nlohmann::json request = {{"op", client::kOpWhoHas}, {"input", "url"}};
   nlohmann::json reply;
   std::string body;
