@@ -172,13 +172,14 @@ TEST_F(AttackBounds, OversizedSummariesAreRefusedMemoryStaysBoundedVictimStaysLi
 
 // Before: imported digests had no cap: three 48 MiB frames took a node from 21 MB to 316 MB.
 // Now one importer may have at most max_imports_per_importer digests and
-// max_import_bytes_per_importer bytes held, and importers must be known members.
+// max_import_bytes_per_importer bytes held, and importers must be known members. Scaled down
+// (4 MiB digests, an 8 MiB quota) so that a loaded machine moves the frames quickly.
 TEST_F(AttackBounds, ImportFloodsAreCappedPerImporter) {
   Node* b = cluster_.AddNode("b");
   NodeOptions o;
   o.key_scheme = "squid-md5";
   o.max_message_bytes = int64_t{64} << 20;
-  o.extra = "max_import_bytes_per_importer = 33554432\n";  // 32 MiB: two 16 MiB digests
+  o.extra = "max_import_bytes_per_importer = 8388608\n";  // 8 MiB: two 4 MiB digests
   ASSERT_TRUE(b->Start(o, {})) << b->log_tail();
   const int pid = PidOf(cluster_, "b");
   ASSERT_GT(pid, 0);
@@ -186,8 +187,8 @@ TEST_F(AttackBounds, ImportFloodsAreCappedPerImporter) {
 
   zmq::socket_t s = Attacker(b);
   Introduce(&s, b);
-  const std::string digest = EmptySquidDigest(26843000);  // 16 MiB - 213 bytes
-  ASSERT_LE(digest.size(), kMaxImportedDigestBytes);
+  const std::string digest = EmptySquidDigest(6710000);  // 4 MiB - 426 bytes
+  ASSERT_LE(digest.size(), size_t{4} << 20);
   int next = 0;
   auto frame_of = [&](const std::string& importer, int entries) {
     std::vector<ImportedDigestEntry> e(static_cast<size_t>(entries));
@@ -207,18 +208,18 @@ TEST_F(AttackBounds, ImportFloodsAreCappedPerImporter) {
   auto imported = [&] { return b->Stats()["squid_digests"]["imported"].size(); };
   auto refused = [&] { return b->Stats()["squid_digests"].value("imports_over_quota", 0u); };
 
-  s.send(zmq::buffer(frame_of(kAttacker, 2)));  // 32 MiB: within the quota
-  ASSERT_TRUE(WaitFor([&] { return imported() == 2; }, kWaitDeadline));
-  for (int i = 0; i < 3; ++i) s.send(zmq::buffer(frame_of(kAttacker, 3)));  // 48 MiB frames
+  s.send(zmq::buffer(frame_of(kAttacker, 2)));  // 8 MiB: within the quota
+  ASSERT_TRUE(WaitFor([&] { return imported() == 2; }, kWaitDeadline)) << b->Stats().dump();
+  for (int i = 0; i < 5; ++i) s.send(zmq::buffer(frame_of(kAttacker, 3)));  // 12 MiB frames
   s.send(zmq::buffer(frame_of("ghost-importer", 1)));                       // not a member
-  ASSERT_TRUE(WaitFor([&] { return refused() == 4; }, kWaitDeadline)) << refused();
+  ASSERT_TRUE(WaitFor([&] { return refused() == 6; }, kWaitDeadline)) << b->Stats().dump();
   EXPECT_EQ(imported(), 2u);
 
-  // Held: two 16 MiB digests, each kept twice (bytes to pass on, mask in the index): 64 MiB.
-  // Margin: 96 MiB more for the frames in flight (each freed after its refusal) and the
-  // allocator. Before the caps the same frames held 11 digests, about 350 MiB.
+  // Held: two 4 MiB digests, each kept twice (bytes to pass on, mask in the index): 16 MiB.
+  // Margin: 32 MiB more for frames in flight (each freed after its refusal) and the
+  // allocator. Before the caps the same frames held 18 digests, about 144 MiB.
   const uint64_t rss_after = RssBytes(pid);
-  EXPECT_LT(rss_after, rss_before + (uint64_t{160} << 20))
+  EXPECT_LT(rss_after, rss_before + (uint64_t{48} << 20))
       << "rss " << rss_before << " -> " << rss_after;
   json reply;
   std::string body;
