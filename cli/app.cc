@@ -27,7 +27,7 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 std::string_view TypedCommand(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
-    if (arg == "--control" || arg == "--config" || arg == "--timeout") {
+    if (arg == "--control" || arg == "--config" || arg == "--timeout" || arg == "--token-file") {
       ++i;
       continue;
     }
@@ -127,6 +127,8 @@ int Main(int argc, char** argv) {
                    "daemon control endpoint (default: from --config, $PEERBLOOM_CONTROL, or "
                    "ipc:///var/lib/peerbloom/control.sock)");
     app.add_option("--config", global.config_path, "peerbloomd config to take defaults from");
+    app.add_option("--token-file", global.token_file,
+                   "control token file for a tcp control endpoint (default: from --config)");
     app.add_option("--timeout", global.timeout_ms, "milliseconds to wait for the daemon")
         ->check(CLI::Range(1, 3600000));
     Runner runner;

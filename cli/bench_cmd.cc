@@ -99,8 +99,11 @@ int RunBench(const GlobalOptions& g, const BenchArgs& a) {
   std::string batch;
   for (int i = 0; i < a.batch_size; ++i) batch += a.prefix + std::to_string(i) + "\n";
 
+  std::string token;
+  if (Status s = ResolveToken(g, endpoint, &token); !s.ok()) return Error(s);
   client::ControlClient control(endpoint, g.timeout_ms);
   control.set_busy_poll_us(a.busy_poll_us);
+  control.set_token(std::move(token));
   const nlohmann::json request = {{"op", client::kOpWhoHas}, {"input", "url"}};
   nlohmann::json reply;
   std::string body;

@@ -24,6 +24,7 @@ struct GlobalOptions {
   bool json = false;
   std::string control;      // --control, else from --config, else $PEERBLOOM_CONTROL
   std::string config_path;  // --config: a peerbloomd config to take defaults from
+  std::string token_file;   // --token-file, else --config's control_token_file
   int timeout_ms = 5000;
 };
 
@@ -49,6 +50,9 @@ std::string SuggestCommand(std::string_view typed);
 // The control endpoint: --control, else --config's `control`, else $PEERBLOOM_CONTROL, else
 // ipc:///var/lib/peerbloom/control.sock.
 Status ResolveControl(const GlobalOptions& g, std::string* endpoint);
+// The control token to send: read from --token-file, else from --config's
+// `control_token_file` when the endpoint is that config's; empty when neither names one.
+Status ResolveToken(const GlobalOptions& g, const std::string& endpoint, std::string* token);
 
 // main(): parse, dispatch, map exceptions to exit codes.
 int Main(int argc, char** argv);

@@ -16,6 +16,7 @@
 #include "peerbloom/client/client_config.h"
 #include "peerbloom/client/control_client.h"
 #include "peerbloom/client/control_protocol.h"
+#include "peerbloom/client/control_token.h"
 #include "peerbloom/client/who_has.h"
 
 namespace peerbloom::cli {
@@ -38,6 +39,16 @@ Status ResolveControl(const GlobalOptions& g, std::string* endpoint) {
   return Status::Ok();
 }
 
+Status ResolveToken(const GlobalOptions& g, const std::string& endpoint, std::string* token) {
+  token->clear();
+  if (!g.token_file.empty()) return client::ReadControlToken(g.token_file, token);
+  if (g.config_path.empty()) return Status::Ok();
+  client::ClientConfig config;
+  PEERBLOOM_RETURN_IF_ERROR(client::LoadClientConfig(g.config_path, &config));
+  if (config.control != endpoint || config.control_token_file.empty()) return Status::Ok();
+  return client::ReadControlToken(config.control_token_file, token);
+}
+
 Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
   std::string endpoint;
   PEERBLOOM_RETURN_IF_ERROR(ResolveControl(g, &endpoint));
@@ -46,7 +57,10 @@ Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
     return Status::IOError("control socket " + QuotePath(endpoint.substr(6)) +
                            " does not exist (is peerbloomd running? see --control, --config)");
   }
+  std::string token;
+  PEERBLOOM_RETURN_IF_ERROR(ResolveToken(g, endpoint, &token));
   *out = std::make_unique<ControlClient>(endpoint, g.timeout_ms);
+  (*out)->set_token(std::move(token));
   return Status::Ok();
 }
 

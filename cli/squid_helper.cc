@@ -76,7 +76,9 @@ void Warn(const std::string& text) {
 // Asks the daemon for one batch; null when it cannot answer now.
 class Oracle {
  public:
-  explicit Oracle(const SquidHelperOptions& o) : o_(o), client_(o.control, o.wait_ms) {}
+  explicit Oracle(const SquidHelperOptions& o) : o_(o), client_(o.control, o.wait_ms) {
+    client_.set_token(o.token);
+  }
 
   const client::WhoHasReply* Ask(const std::vector<HelperRequest>& batch) {
     const int64_t now = NowMs();

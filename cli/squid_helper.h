@@ -45,6 +45,7 @@ void AppendHelperAnswers(const std::vector<HelperRequest>& requests,
 
 struct SquidHelperOptions {
   std::string control;                       // the daemon's control endpoint
+  std::string token;                         // its control token, "" for none
   int wait_ms = 100;                         // Default: 100. Bound on one who-has call
   int retry_ms = 1000;                       // Default: 1000. After a failed call, ERR at once
                                              // for this long before asking the daemon again

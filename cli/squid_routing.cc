@@ -51,7 +51,11 @@ int RunReport(const GlobalOptions& g, const std::string& outcome, const std::str
   std::map<std::string, std::string> names;
   Status s = Resolve(g, &endpoint, &names);
   if (!s.ok()) return Error(s);
+  std::string token;
+  s = ResolveToken(g, endpoint, &token);
+  if (!s.ok()) return Error(s);
   client::ControlClient control(endpoint, g.timeout_ms);
+  control.set_token(std::move(token));
   const json request = {{"op", client::kOpReport}, {"outcome", outcome}, {"node", node}};
   json reply;
   std::string body;
@@ -76,7 +80,11 @@ int RunOutcomes(const GlobalOptions& g, const std::string& path, bool follow) {
   if (!s.ok()) return Error(s);
   std::map<std::string, std::string> node_of;  // cache_peer name -> node id
   for (const auto& [node, name] : names) node_of[name] = node;
+  std::string token;
+  s = ResolveToken(g, endpoint, &token);
+  if (!s.ok()) return Error(s);
   client::ControlClient control(endpoint, g.timeout_ms);
+  control.set_token(std::move(token));
   OutcomeTally tally;
   auto flush = [&]() -> Status {
     for (const auto& [name, counts] : tally.by_peer) {
@@ -129,6 +137,7 @@ Runner SetUpSquidHelper(CLI::App* sub, const GlobalOptions* g) {
       ->check(CLI::Range(1, 1000000));
   return [g, o] {
     Status s = Resolve(*g, &o->control, &o->names);
+    if (s.ok()) s = ResolveToken(*g, o->control, &o->token);
     if (!s.ok()) return Error(s);
     return RunSquidHelper(*o, STDIN_FILENO, STDOUT_FILENO);
   };

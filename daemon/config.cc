@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "daemon/config_parser.h"
+#include "peerbloom/client/control_token.h"
 #include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
@@ -255,6 +256,9 @@ Status Parser::Finish(const toml::table& root) {
   const auto ctl_line = root.contains("control") ? root.get("control")->source().begin.line : 1;
   Status control = client::CheckControlEndpoint(c_->control, c_->allow_remote_control);
   if (!control.ok()) return At(ctl_line, control.message());
+  if (!root.contains("control_token_file")) {
+    c_->control_token_file = client::DefaultControlTokenFile(c_->control, c_->data_dir);
+  }
   if (squid_feed_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
     return At(squid_feed_line_, "a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
   }

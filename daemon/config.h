@@ -118,6 +118,10 @@ struct Config {
   std::string key_file;
   // Default: "" (only seed keys are admitted). One Z85 public key per line.
   std::string authorized_keys;
+  // Default: "<data_dir>/control.token" for a tcp control endpoint, "" for ipc. The secret
+  // that clients of a tcp control endpoint send with every request (created at start, mode
+  // 0600, when missing).
+  std::string control_token_file;
 
   // Default: none.
   std::vector<FeedConfig> feeds;
@@ -134,6 +138,13 @@ struct Config {
   int64_t max_message_bytes = int64_t{64} << 20;
   // Default: 1000. Messages queued per peer link before sends are dropped (ZMQ_SNDHWM).
   int send_queue_limit = 1000;
+  // Default: 0 (members x the per-summary bound). Bytes all members' summaries held may
+  // take together (1 bit per position); a full summary beyond it is refused.
+  int64_t max_peer_summary_bytes = 0;
+  // Default: 64 and 67108864 (64 MiB). Imported digests one importer may have held here,
+  // in number and in digest bytes; an import frame beyond either is refused.
+  int64_t max_imports_per_importer = 64;
+  int64_t max_import_bytes_per_importer = int64_t{64} << 20;
   // Default: 1000. ZMTP heartbeat period on peer links; 0 disables heartbeats.
   int64_t link_heartbeat_interval_ms = 1000;
   // Default: 5000. A link whose heartbeats go unanswered this long is closed.

@@ -5,6 +5,7 @@
 #include "daemon/metrics_server.h"
 #include "peerbloom/client/client_config.h"
 #include "peerbloom/summary.h"
+#include "peerbloom/wire.h"
 
 namespace peerbloom::daemon {
 namespace config_internal {
@@ -22,6 +23,12 @@ constexpr KeySpec kKeys[] = {
        if (!IsValidNodeId(p.c().node_id)) {
          return p.Error(n, "'node_id' must be 1-64 characters of [A-Za-z0-9._:-], got '" +
                                p.c().node_id + "'");
+       }
+       // Imported Squid digests are named "squid:HOST:PORT" (docs/gossip.md).
+       if (p.c().node_id.rfind(kImportedIdPrefix, 0) == 0) {
+         return p.Error(n, "'node_id' must not start with '" + std::string(kImportedIdPrefix) +
+                               "' (reserved for imported Squid digests), got '" + p.c().node_id +
+                               "'");
        }
        return Status::Ok();
      }},
@@ -152,6 +159,11 @@ constexpr KeySpec kKeys[] = {
      }},
     {"control", "string", "\"ipc://<data_dir>/control.sock\"", "the control endpoint",
      [](Parser& p, const N& n, std::string_view key) { return p.String(n, key, &p.c().control); }},
+    {"control_token_file", "string", "\"<data_dir>/control.token\" for tcp control",
+     "the secret clients of a tcp control endpoint send",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.String(n, key, &p.c().control_token_file);
+     }},
     {"allow_remote_control", "bool", "false", "whether control may be non-loopback tcp",
      [](Parser& p, const N& n, std::string_view key) {
        return p.Bool(n, key, &p.c().allow_remote_control);
@@ -229,6 +241,20 @@ constexpr KeySpec kKeys[] = {
     {"send_queue_limit", "integer", "1000", "messages queued per peer link",
      [](Parser& p, const N& n, std::string_view key) {
        return p.IntTo(n, key, 1, 1000000, &p.c().send_queue_limit);
+     }},
+    {"max_peer_summary_bytes", "integer", "0 (no bound beyond members x summary bound)",
+     "bytes all members' summaries held may take",
+     [](Parser& p, const N& n,
+        std::string_view
+            key) { return p.Int(n, key, 0, int64_t{1} << 40, &p.c().max_peer_summary_bytes); }},
+    {"max_imports_per_importer", "integer", "64", "imported digests one importer may hold here",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Int(n, key, 1, 65536, &p.c().max_imports_per_importer);
+     }},
+    {"max_import_bytes_per_importer", "integer", "67108864 (64 MiB)",
+     "digest bytes one importer's imports may hold here",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Int(n, key, 1 << 20, int64_t{1} << 34, &p.c().max_import_bytes_per_importer);
      }},
     {"link_heartbeat_interval", "duration", "\"1s\"", "ZMTP heartbeat period, 0 for none",
      [](Parser& p, const N& n, std::string_view key) {

@@ -5,12 +5,16 @@
 #include <sys/stat.h>
 
 #include "peerbloom/client/control_protocol.h"
+#include "peerbloom/client/control_token.h"
 #include "peerbloom/escape.h"
 
 namespace peerbloom::daemon {
 namespace {
 constexpr int kRequestsPerWakeup = 64;
 constexpr size_t kMaxFrames = 8;
+// Bodies up to this much over the limit are still received, to be answered with an error
+// rather than a closed connection; larger frames close it (ZMQ_MAXMSGSIZE).
+constexpr size_t kBodySlackBytes = size_t{16} << 20;
 }  // namespace
 
 ControlServer::ControlServer(zmq::context_t* context, std::string endpoint)
@@ -19,7 +23,8 @@ ControlServer::ControlServer(zmq::context_t* context, std::string endpoint)
 Status ControlServer::Start() {
   try {
     socket_.set(zmq::sockopt::linger, 0);
-    socket_.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(client::kMaxControlBodyBytes));
+    socket_.set(zmq::sockopt::maxmsgsize,
+                static_cast<int64_t>(client::kMaxControlBodyBytes + kBodySlackBytes));
     socket_.set(zmq::sockopt::sndhwm, 1000);
     const bool ipc = endpoint_.rfind("ipc://", 0) == 0;
     const mode_t old_mask = ipc ? ::umask(077) : 0;
@@ -96,7 +101,21 @@ Status ControlServer::Answer(const std::vector<zmq::message_t>& frames, int64_t 
     ++stats_.malformed;
     return parsed;
   }
+  if (!token_.empty()) {
+    const auto sent = header.find(client::kTokenField);
+    if (sent == header.end() || !sent->is_string() ||
+        !client::TokenMatches(sent->get_ref<const std::string&>(), token_)) {
+      ++stats_.unauthorized;
+      return Status::InvalidArgument("missing or wrong control token");
+    }
+    header.erase(std::string(client::kTokenField));
+  }
   const std::string_view body = frames.size() == 4 ? frames[3].to_string_view() : "";
+  if (body.size() > client::kMaxControlBodyBytes) {
+    ++stats_.malformed;
+    return Status::InvalidArgument("request body larger than " +
+                                   std::to_string(client::kMaxControlBodyBytes) + " bytes");
+  }
   try {
     return handler(header, body, reply, reply_body);
   } catch (const std::exception& e) {

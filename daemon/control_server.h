@@ -2,7 +2,8 @@
 //
 // A ROUTER socket, so clients may be REQ sockets or DEALERs that send an empty delimiter
 // frame first. Every request is [header JSON][body?]; every reply is the same shape. An ipc
-// socket is created under umask 077 and chmod 0600: only the daemon's user may talk to it.
+// socket is created under umask 077 and chmod 0600: only the daemon's user may talk to it. A
+// tcp endpoint needs the control token in every request (peerbloom/client/control_token.h).
 //
 // Thread-safety: none. Resource owner: not copyable.
 #ifndef PEERBLOOM_DAEMON_CONTROL_SERVER_H_
@@ -30,6 +31,7 @@ struct ControlStats {
   uint64_t errors = 0;           // replies with "ok": false
   uint64_t malformed = 0;        // bad envelopes or headers
   uint64_t internal_errors = 0;  // operations that threw; answered with an error
+  uint64_t unauthorized = 0;     // requests without the control token, or a wrong one
 };
 
 class ControlServer {
@@ -48,6 +50,9 @@ class ControlServer {
   ControlServer& operator=(const ControlServer&) = delete;
 
   Status Start();
+  // Requests must carry `token` in their header's "token" field (compared in constant
+  // time); empty, the default, needs none (an ipc endpoint).
+  void set_token(std::string token) { token_ = std::move(token); }
   void AppendPollItems(std::vector<zmq::pollitem_t>* items);
   // Serves up to a bounded number of ready requests and returns how many. `now_ms` paces the
   // log of internal errors.
@@ -63,6 +68,7 @@ class ControlServer {
                 nlohmann::json* reply, std::string* reply_body);
 
   std::string endpoint_;
+  std::string token_;
   zmq::socket_t socket_;
   ControlStats stats_;
   LogLimiter internal_log_;

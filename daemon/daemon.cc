@@ -12,12 +12,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 
 #include "daemon/epoch_floor.h"
 #include "daemon/log_format.h"
 #include "daemon/relay_purge.h"
+#include "peerbloom/client/control_token.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
 
@@ -60,28 +60,42 @@ Daemon::~Daemon() {
 }
 
 Status Daemon::LockDataDir() {
-  if (::mkdir(config_.data_dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    return Status::IOError("cannot create data_dir '" + config_.data_dir +
-                           "': " + std::strerror(errno));
-  }
-  const std::string lock = config_.data_dir + "/peerbloomd.lock";
+  PEERBLOOM_RETURN_IF_ERROR(DataDir::Open(config_.data_dir, &data_dir_));
+  const std::string lock = data_dir_->PathOf("peerbloomd.lock");
   // The lock is held through a read-only descriptor and the pid written through a short-lived
   // one: a running daemon keeps no file in data_dir open for writing, so the file system can
   // be remounted read-only under it (it then goes on serving; snapshots fail and are counted).
-  lock_fd_ = ::open(lock.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0600);
-  if (lock_fd_ < 0) {
-    return Status::IOError("cannot open '" + lock + "': " + std::strerror(errno));
-  }
+  PEERBLOOM_RETURN_IF_ERROR(data_dir_->OpenFile("peerbloomd.lock", O_RDONLY | O_CREAT, &lock_fd_));
   if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
     return Status::IOError("data_dir '" + config_.data_dir +
                            "' is in use by another peerbloomd (lock '" + lock + "')");
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
-  const int pid_fd = ::open(lock.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-  if (pid_fd < 0 || ::write(pid_fd, pid.data(), pid.size()) < 0) {
+  int pid_fd = -1;
+  if (!data_dir_->OpenFile("peerbloomd.lock", O_WRONLY | O_TRUNC, &pid_fd).ok() ||
+      ::write(pid_fd, pid.data(), pid.size()) < 0) {
     spdlog::warn("cannot write the pid into '{}'", lock);
   }
   if (pid_fd >= 0) ::close(pid_fd);
+  return Status::Ok();
+}
+
+// An ipc socket's directory must be this user's alone (another user could otherwise replace
+// the socket); a tcp endpoint needs the token, created on first start.
+Status Daemon::SecureControl() {
+  if (config_.control.rfind("ipc://", 0) == 0) {
+    const std::string socket = config_.control.substr(6);
+    const size_t slash = socket.rfind('/');
+    const std::string dir =
+        slash == std::string::npos ? "." : socket.substr(0, std::max<size_t>(slash, 1));
+    Status s = CheckPrivate("control socket directory", dir);
+    if (!s.ok() && !s.IsNotFound()) return s;
+  }
+  if (config_.control_token_file.empty()) return Status::Ok();
+  std::string token;
+  PEERBLOOM_RETURN_IF_ERROR(client::EnsureControlToken(config_.control_token_file, &token));
+  PEERBLOOM_RETURN_IF_ERROR(CheckPrivate("control_token_file", config_.control_token_file));
+  control_->set_token(std::move(token));
   return Status::Ok();
 }
 
@@ -92,6 +106,7 @@ Status Daemon::LoadKeys(std::set<std::string>* authorized) {
   }
   PEERBLOOM_RETURN_IF_ERROR(ResolveSeedKeys(&config_));
   Status s = client::ReadKeyFile(config_.key_file, &keys_);
+  if (s.ok()) PEERBLOOM_RETURN_IF_ERROR(CheckPrivate("key_file", config_.key_file));
   if (!s.ok()) {
     return Status::InvalidArgument(s.message() + " (create one with 'peerbloom keygen -o " +
                                    config_.key_file + "')");
@@ -164,6 +179,11 @@ Status Daemon::StartGossip(uint64_t epoch) {
   o.rng_seed = std::random_device{}() ^ (epoch << 16);
   o.limits.max_encoded_bytes = static_cast<size_t>(config_.max_message_bytes);
   o.wire_limits.max_frame_bytes = static_cast<size_t>(config_.max_message_bytes);
+  PEERBLOOM_RETURN_IF_ERROR(DeriveSummaryBounds(
+      config_.profile, config_.capacity, config_.target_fpr,
+      static_cast<uint64_t>(config_.max_peer_summary_bytes) * 8, &o.summary_bounds));
+  o.max_imports_per_importer = static_cast<size_t>(config_.max_imports_per_importer);
+  o.max_import_bytes_per_importer = static_cast<size_t>(config_.max_import_bytes_per_importer);
   PEERBLOOM_RETURN_IF_ERROR(ValidateGossipOptions(o));
   engine_ = std::make_unique<GossipEngine>(std::move(o));
   publish_policy_ = PublishPolicy({config_.publish_threshold, config_.gossip_interval_ms});
@@ -235,9 +255,10 @@ Status Daemon::Start() {
   std::string bound;
   PEERBLOOM_RETURN_IF_ERROR(transport_->Start(&bound));
   advertise_ = config_.advertise.empty() ? bound : config_.advertise;
-  std::ofstream(config_.data_dir + "/peer.endpoint") << advertise_ << "\n";
+  PEERBLOOM_RETURN_IF_ERROR(data_dir_->WriteFile("peer.endpoint", advertise_ + "\n"));
 
   control_ = std::make_unique<ControlServer>(&context_, config_.control);
+  PEERBLOOM_RETURN_IF_ERROR(SecureControl());
   PEERBLOOM_RETURN_IF_ERROR(control_->Start());
   if (!config_.who_has_socket.empty()) {
     who_has_socket_ = std::make_unique<WhoHasSocket>(config_.who_has_socket);
@@ -500,7 +521,7 @@ Status Daemon::StartMetrics() {
   metrics_server_ = std::make_unique<MetricsServer>(config_.metrics_listen);
   std::string bound;
   PEERBLOOM_RETURN_IF_ERROR(metrics_server_->Start(&bound));
-  std::ofstream(config_.data_dir + "/metrics.endpoint") << bound << "\n";
+  PEERBLOOM_RETURN_IF_ERROR(data_dir_->WriteFile("metrics.endpoint", bound + "\n"));
   MaybePublishMetrics(clock_->NowMs());
   spdlog::info("serving metrics on http://{}/metrics", bound);
   return Status::Ok();

@@ -32,6 +32,7 @@
 #include "daemon/control_server.h"
 #include "daemon/digest_importer.h"
 #include "daemon/feed.h"
+#include "daemon/local_files.h"
 #include "daemon/local_store.h"
 #include "daemon/log_limiter.h"
 #include "daemon/loop_metrics.h"
@@ -77,6 +78,7 @@ class Daemon {
 
  private:
   Status LockDataDir();
+  Status SecureControl();
   Status LoadKeys(std::set<std::string>* authorized);
   Status RestoreSnapshot(uint64_t* epoch);
   Status StartGossip(uint64_t epoch);
@@ -126,6 +128,7 @@ class Daemon {
   Config config_;
   const Clock* clock_;
   zmq::context_t context_{1};
+  std::unique_ptr<DataDir> data_dir_;
   int lock_fd_ = -1;
   client::CurveKeyPair keys_;
   std::unique_ptr<LocalStore> store_;

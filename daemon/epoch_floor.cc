@@ -9,19 +9,24 @@
 #include <cerrno>
 #include <charconv>
 #include <cstring>
-#include <fstream>
-#include <sstream>
+#include <string>
 
 namespace peerbloom::daemon {
 namespace {
 
 Status ReadFloor(const std::string& path, uint64_t* floor) {
-  std::ifstream in(path);
   *floor = 0;
-  if (!in) return Status::Ok();  // no file yet
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::string s = text.str();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) return Status::Ok();  // no file yet
+  if (fd < 0)
+    return Status::Corruption("cannot open epoch file '" + path + "': " + std::strerror(errno));
+  std::string s;
+  char buf[64];
+  ssize_t n;
+  while ((n = ::read(fd, buf, sizeof(buf))) > 0 && s.size() < 4096) {
+    s.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), *floor);
   if (s.empty() || ec != std::errc() || end != s.data() + s.size()) {
@@ -33,7 +38,11 @@ Status ReadFloor(const std::string& path, uint64_t* floor) {
 Status WriteFloor(const std::string& path, uint64_t epoch) {
   const std::string tmp = path + ".tmp";
   const std::string text = std::to_string(epoch) + "\n";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // A fresh file, never one planted in its place (docs/security.md).
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) {
+    return Status::IOError("cannot remove '" + tmp + "': " + std::strerror(errno));
+  }
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("cannot create '" + tmp + "': " + std::strerror(errno));
   const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size()) &&
                   ::fsync(fd) == 0;

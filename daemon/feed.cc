@@ -27,6 +27,19 @@ FileFollowerOptions FollowerOptions(const FeedConfig& config) {
   return o;
 }
 
+// A message that quotes feed bytes should have escaped them (peerbloom/escape.h); one that
+// still holds control bytes or bytes that are not UTF-8 is escaped whole, so a feed line can
+// never write terminal controls or fake lines into the log.
+std::string LogSafe(const std::string& message) {
+  bool safe = IsValidUtf8(message);
+  for (size_t i = 0; safe && i < message.size(); ++i) {
+    const auto c = static_cast<unsigned char>(message[i]);
+    const auto next = i + 1 < message.size() ? static_cast<unsigned char>(message[i + 1]) : 0;
+    safe = c >= 0x20 && c != 0x7f && !(c == 0xc2 && next >= 0x80 && next <= 0x9f);  // C0, C1
+  }
+  return safe ? message : EscapeBytes(message);
+}
+
 }  // namespace
 
 Feed::Feed(FeedConfig config, const SipKey& seed)
@@ -202,7 +215,7 @@ void Feed::Malformed(const Status& why, int64_t now_ms) {
   uint64_t suppressed = 0;
   if (log_.Allow(now_ms, &suppressed)) {
     spdlog::warn("feed '{}': line {}: {} ({} similar lines suppressed)", config_.path, stats_.lines,
-                 why.message(), suppressed);
+                 LogSafe(why.message()), suppressed);
   }
 }
 

@@ -16,6 +16,7 @@
 #include "daemon/clock.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
+#include "daemon/local_files.h"
 #include "daemon/log_format.h"
 #include "daemon/sd_notify.h"
 #include "peerbloom/client/curve_keys.h"
@@ -56,11 +57,23 @@ Status CheckFiles(Config config) {
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ResolveSeedKeys(&config));
   peerbloom::client::CurveKeyPair keys;
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::client::ReadKeyFile(config.key_file, &keys));
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::CheckPrivate("key_file", config.key_file));
   if (!config.authorized_keys.empty()) {
     std::set<std::string> authorized;
     PEERBLOOM_RETURN_IF_ERROR(
         peerbloom::client::ReadAuthorizedKeys(config.authorized_keys, &authorized));
   }
+  return Status::Ok();
+}
+
+// The data dir is checked (and created) before the log file in it is: the log file must not
+// be a link another user planted (docs/security.md).
+Status PrepareLogFile(const Config& config) {
+  std::unique_ptr<peerbloom::daemon::DataDir> dir;
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::DataDir::Open(config.data_dir, &dir));
+  int fd = -1;
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::OpenAppendNoFollow(config.log_file, &fd));
+  ::close(fd);
   return Status::Ok();
 }
 
@@ -129,6 +142,10 @@ int Run(const std::string& config_path, bool check_only, bool foreground) {
     if (!s.ok()) return Fatal(s.message());
     std::printf("config '%s' is valid\n", config_path.c_str());
     return 0;
+  }
+  if (!foreground) {
+    s = PrepareLogFile(config);
+    if (!s.ok()) return Fatal(s.message());
   }
   const int report_fd = foreground ? -1 : Detach();
   SetUpLogging(config, foreground);

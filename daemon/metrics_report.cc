@@ -351,6 +351,13 @@ const Metric kMetrics[] = {
     {"peerbloom_gossip_members_refused_total", "counter", "",
      "members refused (bad id or endpoint, table full)",
      [](const Context& c, Writer& w) { w.Sample(G(c).members_refused); }},
+    {"peerbloom_gossip_refused_total", "counter", "reason=geometry|import_quota",
+     "full summaries refused for a geometry beyond the cluster's bounds, and imported "
+     "digest frames refused for their importer's quota",
+     [](const Context& c, Writer& w) {
+       w.Sample({{"reason", "geometry"}}, G(c).summaries_out_of_bounds);
+       w.Sample({{"reason", "import_quota"}}, G(c).imports_over_quota);
+     }},
     {"peerbloom_gossip_decode_errors_total", "counter", "reason",
      "received frames refused, by the kind of refusal (corruption, not_supported, ...; "
      "frame_count: not one ZeroMQ frame)",
@@ -379,6 +386,9 @@ const Metric kMetrics[] = {
      [](const Context& c, Writer& w) { w.Sample(c.s.control.stats().requests); }},
     {"peerbloom_control_errors_total", "counter", "", "control replies with \"ok\": false",
      [](const Context& c, Writer& w) { w.Sample(c.s.control.stats().errors); }},
+    {"peerbloom_control_unauthorized_total", "counter", "",
+     "control requests without the control token or with a wrong one",
+     [](const Context& c, Writer& w) { w.Sample(c.s.control.stats().unauthorized); }},
     // Feeds, by path.
     {"peerbloom_feed_lines_total", "counter", "feed", "lines read",
      [](const Context& c, Writer& w) {

@@ -128,7 +128,7 @@ Status ParseHeader(const nlohmann::json& j, uint64_t file_size, SnapshotState* s
 }
 
 Status ReadWholeFile(const std::string& path, std::string* out) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound("no snapshot at '" + path + "'");
     return Status::IOError("cannot open '" + path + "': " + Errno());
@@ -197,8 +197,12 @@ Status WriteSnapshot(const std::string& path, const SnapshotState& state) {
   PutFixed(&tail, XXH3_64bits_digest(hs), 8);
   XXH3_freeState(hs);
 
+  // A fresh file, never one planted in its place (docs/security.md).
   const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) {
+    return Status::IOError("cannot remove '" + tmp + "': " + Errno());
+  }
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0) return Status::IOError("cannot create '" + tmp + "': " + Errno());
   Status s = WriteAll(fd, head.data(), head.size());
   if (s.ok()) s = WriteAll(fd, state.cells.data(), state.cells.size());

@@ -81,7 +81,7 @@ constexpr std::array<StatEntry<Context>, 11> kSummary = {{
      [](const Context& c) -> Json { return c.s.publish.refused_deltas; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 21> kGossip = {{
+constexpr std::array<StatEntry<Context>, 22> kGossip = {{
     {"members_known", "members known", [](const Context& c) -> Json { return c.peers.size(); }},
     {"members_alive", "members alive",
      [](const Context& c) -> Json {
@@ -127,6 +127,8 @@ constexpr std::array<StatEntry<Context>, 21> kGossip = {{
      [](const Context& c) -> Json { return c.s.parts.engine.stats().members_refused; }},
     {"local_publish_refused", "local publications the engine refused",
      [](const Context& c) -> Json { return c.s.parts.engine.stats().local_publish_refused; }},
+    {"summaries_out_of_bounds", "full summaries refused for a geometry beyond the bounds",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().summaries_out_of_bounds; }},
 }};
 
 constexpr std::array<StatEntry<Context>, 15> kTransport = {{
@@ -162,7 +164,7 @@ constexpr std::array<StatEntry<Context>, 15> kTransport = {{
      [](const Context& c) -> Json { return c.s.transport.stats().links_open; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 4> kControl = {{
+constexpr std::array<StatEntry<Context>, 5> kControl = {{
     {"requests", "requests served",
      [](const Context& c) -> Json { return c.s.control.stats().requests; }},
     {"errors", "replies with \"ok\": false",
@@ -171,6 +173,8 @@ constexpr std::array<StatEntry<Context>, 4> kControl = {{
      [](const Context& c) -> Json { return c.s.control.stats().malformed; }},
     {"internal_errors", "operations that threw",
      [](const Context& c) -> Json { return c.s.control.stats().internal_errors; }},
+    {"unauthorized", "requests without the control token or with a wrong one",
+     [](const Context& c) -> Json { return c.s.control.stats().unauthorized; }},
 }};
 
 constexpr std::array<StatEntry<Context>, 8> kSnapshot = {{
@@ -363,7 +367,7 @@ Json ArrayOf(const Table& table, const std::vector<T>& items, int64_t now) {
   return out;
 }
 
-constexpr std::array<StatEntry<Context>, 8> kDigests = {{
+constexpr std::array<StatEntry<Context>, 9> kDigests = {{
     {"sources", "this daemon's [[squid_digest]] entries",
      [](const Context& c) -> Json {
        const DigestFetcher* f = c.s.digests.fetcher();
@@ -389,6 +393,8 @@ constexpr std::array<StatEntry<Context>, 8> kDigests = {{
      [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_refused; }},
     {"imports_expired", "imported digests expired unrefreshed",
      [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_expired; }},
+    {"imports_over_quota", "import frames refused for an importer's quota",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().imports_over_quota; }},
 }};
 
 // A peer's summary's false-positive rate from what `peers` knows of it: (1 - e^(-kn/m))^k

@@ -3,6 +3,8 @@
 // the two readers).
 #include "peerbloom/client/client_config.h"
 
+#include <sys/stat.h>
+
 #include <toml++/toml.h>
 
 #include <cctype>
@@ -11,6 +13,8 @@
 #include <fstream>
 #include <optional>
 #include <sstream>
+
+#include "peerbloom/client/control_token.h"
 
 namespace peerbloom::client {
 namespace {
@@ -76,6 +80,7 @@ Status Reader::PeerNames(const toml::node& n) {
 
 Status Reader::Key(std::string_view key, const toml::node& n) {
   if (key == kKeyControl) return String(n, key, &c_->control);
+  if (key == kKeyControlTokenFile) return String(n, key, &c_->control_token_file);
   if (key == kKeyClusterSecret) return String(n, key, &c_->cluster_secret);
   if (key == kKeyAllowRemoteControl) return Bool(n, key, &allow_remote_control_);
   if (key == kKeyDataDir) {
@@ -132,6 +137,9 @@ Status Reader::Finish(const toml::table& root) {
   }
   Status s = CheckControlEndpoint(c_->control, allow_remote_control_);
   if (!s.ok()) return At(LineOf(root, kKeyControl), s.message());
+  if (!root.contains(kKeyControlTokenFile)) {
+    c_->control_token_file = DefaultControlTokenFile(c_->control, data_dir_);
+  }
   if (squid_url_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
     return At(squid_url_line_,
               "'squid_uri_whitespace' and 'squid_append_domain' need key_scheme = 'squid-md5'");
@@ -219,6 +227,13 @@ Status ParseClientConfig(std::string_view text, const std::string& path, ClientC
 }
 
 Status ReadConfigFile(const std::string& path, std::string* text) {
+  // A directory or a FIFO would open and then fail or block: name what it is instead.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(path + (S_ISDIR(st.st_mode)
+                                               ? ": config file is a directory"
+                                               : ": config file is not a regular file"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return Status::IOError(path + ": cannot open config file: " + std::strerror(errno));
   std::ostringstream bytes;

@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "peerbloom/client/control_token.h"
 #include "peerbloom/escape.h"
 
 namespace peerbloom::client {
@@ -41,9 +42,20 @@ Status ControlClient::Call(const nlohmann::json& header, std::string_view body,
     return Status::IOError("cannot connect to control endpoint " + Quoted(endpoint_) + ": " +
                            connect_error_);
   }
+  if (body.size() > kMaxControlBodyBytes) {
+    return Status::InvalidArgument("request body of '" + std::to_string(body.size()) +
+                                   "' bytes exceeds the limit of '" +
+                                   std::to_string(kMaxControlBodyBytes) + "' bytes");
+  }
   std::string head;
   try {
-    head = header.dump();
+    if (token_.empty()) {
+      head = header.dump();
+    } else {
+      nlohmann::json with_token = header;
+      with_token[std::string(kTokenField)] = token_;
+      head = with_token.dump();
+    }
   } catch (const nlohmann::json::type_error& e) {
     return Status::InvalidArgument(std::string("request header cannot be encoded: ") + e.what());
   }

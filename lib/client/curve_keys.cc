@@ -98,6 +98,9 @@ Status ReadKeyFile(const std::string& path, CurveKeyPair* out) {
   if (::stat(path.c_str(), &st) != 0) {
     return Status::IOError("cannot open key file '" + path + "': " + Errno());
   }
+  if (S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument("key file '" + path + "' is a directory, not a key file");
+  }
   if ((st.st_mode & 077) != 0) {
     return Status::InvalidArgument("key file '" + path +
                                    "' is readable by group or others; chmod 600 it");

@@ -71,6 +71,8 @@ class GossipEngine::Impl {
   // receive.cc
   Status Dispatch(const WireFrame& frame, int64_t now_ms);
   Status DecodeBody(const WireFrame& frame, Body* body);
+  // bounds_check.cc: opt_.summary_bounds on a full summary's header, before decoding.
+  Status CheckBounds(std::string_view summary_bytes);
   void Deliver(const WireFrame& frame, Body* body, const Member& sender, int64_t now_ms);
   void OnDigest(const WireFrame& frame, const Member& sender, int64_t now_ms);
   void OnRequests(const WireFrame& frame, const Member& sender, int64_t now_ms);

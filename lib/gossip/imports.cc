@@ -59,6 +59,8 @@ Imports::Imports(const GossipOptions& options, const Membership& members, PeerSu
       failure_timeout_ms_(options.failure_timeout_ms),
       retry_ms_(2 * options.gossip_interval_ms),
       max_entries_(options.wire_limits.max_entries),
+      max_per_importer_(options.max_imports_per_importer),
+      max_bytes_per_importer_(options.max_import_bytes_per_importer),
       members_(members),
       slots_(slots),
       outbox_(outbox),
@@ -92,6 +94,7 @@ Status Imports::Import(const DigestImport& in, int64_t now_ms) {
   e.source_url = in.source_url;
   e.flags = kImportHasDigest;
   e.digest = in.digest_bytes;
+  PEERBLOOM_RETURN_IF_ERROR(CheckQuota({e}));
   Store(e, std::move(digest), now_ms);
   Spread(imports_.find(id)->second, node_id_, node_id_, now_ms);
   return Status::Ok();
@@ -114,6 +117,7 @@ Status Imports::Check(const WireFrame& frame, std::vector<CacheDigest>* out) {
     return Status::NotSupported("imported digests in a cluster of key scheme '" +
                                 std::string(KeySchemeName(key_scheme_)) + "'");
   }
+  PEERBLOOM_RETURN_IF_ERROR(CheckQuota(frame.imports));
   out->resize(frame.imports.size());
   for (size_t i = 0; i < frame.imports.size(); ++i) {
     const ImportedDigestEntry& e = frame.imports[i];

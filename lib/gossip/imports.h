@@ -53,7 +53,8 @@ class Imports {
   Status Import(const DigestImport& import, int64_t now_ms);
   void Forget(std::string_view source, int64_t now_ms);
 
-  // Parses every digest of a kImportedDigest frame, before anything changes.
+  // Parses every digest of a kImportedDigest frame, before anything changes, and applies the
+  // importers' quotas (import_quota.cc).
   Status Check(const WireFrame& frame, std::vector<CacheDigest>* digests);
   // Applies a checked frame: newer imports are stored and passed on, announced ones that are
   // missing are asked for.
@@ -74,6 +75,10 @@ class Imports {
   bool empty() const { return imports_.empty(); }
 
  private:
+  // ResourceExhausted when holding `entries` (those newer than held) would leave an importer
+  // with more imports or digest bytes than its quota, or when an importer is neither this
+  // node nor a known member. Counted in imports_over_quota.
+  Status CheckQuota(const std::vector<ImportedDigestEntry>& entries) const;
   void Apply(const ImportedDigestEntry& e, CacheDigest* digest, const Member& sender,
              int64_t now_ms);
   void Store(const ImportedDigestEntry& e, CacheDigest digest, int64_t now_ms);
@@ -91,6 +96,8 @@ class Imports {
   const int64_t failure_timeout_ms_;
   const int64_t retry_ms_;
   const size_t max_entries_;
+  const size_t max_per_importer_;
+  const size_t max_bytes_per_importer_;
   const Membership& members_;
   PeerSummaries* const slots_;
   Outbox* const outbox_;

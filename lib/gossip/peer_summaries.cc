@@ -152,6 +152,15 @@ void PeerSummaries::EraseSlot(PeerIndex::Slot slot) {
   slot_owner_[slot].clear();
 }
 
+uint64_t PeerSummaries::BitsHeldExcept(std::string_view id) const {
+  uint64_t bits = 0;
+  for (const auto& [member, h] : held_) {
+    if (!h.held || member == id) continue;
+    bits += uint64_t{index_.multiplier(h.slot)} << index_.log2_bits(h.slot);
+  }
+  return bits;
+}
+
 const std::string& PeerSummaries::Owner(PeerIndex::Slot slot) const {
   static const std::string kNone;
   return slot < slot_owner_.size() ? slot_owner_[slot] : kNone;

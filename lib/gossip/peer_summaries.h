@@ -83,6 +83,8 @@ class PeerSummaries {
   const std::string& Owner(PeerIndex::Slot slot) const;
   const PeerIndex& index() const { return index_; }
   size_t encoded_bytes() const { return encoded_bytes_; }
+  // Bits of the member summaries held, but that of `id` (foreign slots left out).
+  uint64_t BitsHeldExcept(std::string_view id) const;
 
  private:
   void ClearEncoded(HeldSummary* h);

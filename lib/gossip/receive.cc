@@ -41,6 +41,7 @@ Status GossipEngine::Impl::Dispatch(const WireFrame& frame, int64_t now_ms) {
 Status GossipEngine::Impl::DecodeBody(const WireFrame& frame, Body* body) {
   switch (frame.header.type) {
     case WireType::kFullSummary:
+      PEERBLOOM_RETURN_IF_ERROR(CheckBounds(frame.summary_bytes));
       PEERBLOOM_RETURN_IF_ERROR(DecodeSummary(frame.summary_bytes, opt_.limits, &body->summary));
       if (body->summary.key_scheme != opt_.key_scheme) {
         return Status::InvalidArgument("summary of key scheme '" +

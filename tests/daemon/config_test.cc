@@ -321,6 +321,7 @@ TEST(Config, ClientReaderAgreesOnSharedKeys) {
       "node_id = \"a\"\nlisten = \"tcp://127.0.0.1:1\"\ndata_dir = \"/" + std::string(100, 'd') +
           "\"\n",
       head + "control = \n",
+      head + "control = \"tcp://127.0.0.1:7400\"\ncontrol_token_file = \"/etc/pb.token\"\n",
   };
   for (const std::string& text : texts) {
     Config d;
@@ -334,7 +335,22 @@ TEST(Config, ClientReaderAgreesOnSharedKeys) {
     EXPECT_EQ(c.key_scheme, d.key_scheme) << text;
     EXPECT_EQ(c.squid_url.uri_whitespace, d.squid_url.uri_whitespace) << text;
     EXPECT_EQ(c.squid_url.append_domain, d.squid_url.append_domain) << text;
+    EXPECT_EQ(c.control_token_file, d.control_token_file) << text;
   }
+}
+
+TEST(Config, ControlTokenFileDefaultsForTcpOnly) {
+  Config c;
+  ASSERT_TRUE(Parse(kMinimal, &c).ok());
+  EXPECT_EQ(c.control_token_file, "");
+  ASSERT_TRUE(Parse(std::string(kMinimal) + "control = \"tcp://127.0.0.1:7400\"\n", &c).ok());
+  EXPECT_EQ(c.control_token_file, "/tmp/pb/control.token");
+}
+
+TEST(Config, ImportedDigestPrefixIsNotANodeId) {
+  EXPECT_EQ(ErrorOf("node_id = \"squid:h:1\"\n"),
+            "t.toml:1: 'node_id' must not start with 'squid:' (reserved for imported Squid "
+            "digests), got 'squid:h:1'");
 }
 
 TEST(Config, EveryExampleConfigLoads) {

@@ -39,6 +39,7 @@
 #include "peerbloom/peer_match.h"
 #include "peerbloom/status.h"
 #include "peerbloom/summary.h"
+#include "peerbloom/summary_bounds.h"
 #include "peerbloom/wire.h"
 
 namespace peerbloom {
@@ -92,6 +93,14 @@ struct GossipOptions {
   // push) so a burst of joiners costs one encoding per summary; beyond it, encode each time.
   size_t encoded_cache_bytes = size_t{64} << 20;
   WireLimits wire_limits;
+  // Default: none. Geometry members' full summaries may have, checked on the header before
+  // the bits are decoded; others are refused (summaries_out_of_bounds).
+  SummaryBounds summary_bounds;
+  // Default: 64. Imports one importer may have held here; a frame adding more is refused
+  // (imports_over_quota).
+  size_t max_imports_per_importer = 64;
+  // Default: 64 MiB. Digest bytes one importer's imports may hold here, likewise.
+  size_t max_import_bytes_per_importer = size_t{64} << 20;
 };
 
 // InvalidArgument naming the first bad field of `options`, Ok otherwise. The GossipEngine
@@ -178,6 +187,10 @@ struct GossipStats {
   uint64_t imports_out = 0;      // imported digest frames sent
   uint64_t imports_refused = 0;  // frames refused for a digest the Squid decoder refused
   uint64_t imports_expired = 0;  // imports dropped for want of a refresh
+  // Full summaries refused for a geometry beyond summary_bounds, and import frames refused
+  // for their importer's quota or an importer that is not a known member.
+  uint64_t summaries_out_of_bounds = 0;
+  uint64_t imports_over_quota = 0;
 };
 
 class GossipEngine {

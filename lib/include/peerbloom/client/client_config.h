@@ -27,6 +27,7 @@ inline constexpr std::string_view kKeyKeyScheme = "key_scheme";
 inline constexpr std::string_view kKeySquidUriWhitespace = "squid_uri_whitespace";
 inline constexpr std::string_view kKeySquidAppendDomain = "squid_append_domain";
 inline constexpr std::string_view kKeySquidPeerNames = "squid_peer_names";
+inline constexpr std::string_view kKeyControlTokenFile = "control_token_file";
 
 inline constexpr KeyScheme kDefaultKeyScheme = KeyScheme::kSquidMd5;
 // The default `control`: "ipc://<data_dir>/control.sock".
@@ -36,6 +37,9 @@ struct ClientConfig {
   std::string source_path;  // the file this came from
   // Default: DefaultControlEndpoint(data_dir); the config must then have `data_dir`.
   std::string control;
+  // Default: DefaultControlTokenFile(control, data_dir) (peerbloom/client/control_token.h):
+  // "<data_dir>/control.token" for a tcp control endpoint, "" for ipc.
+  std::string control_token_file;
   // Default: "". Keys the index hash.
   std::string cluster_secret;
   // Default: kDefaultKeyScheme.

@@ -28,7 +28,8 @@ class ControlClient {
   // the daemon does not answer in time (the socket is then reset so the next call starts
   // clean); InvalidArgument when the header holds a string that is not UTF-8 (JSON cannot
   // carry it: nothing is sent); the reply's own {"ok": false, "error": ...} comes back as
-  // InvalidArgument with that error text.
+  // InvalidArgument with that error text. A body over kMaxControlBodyBytes is
+  // InvalidArgument without sending anything.
   Status Call(const nlohmann::json& header, std::string_view body, nlohmann::json* reply,
               std::string* reply_body);
 
@@ -36,11 +37,15 @@ class ControlClient {
   // > 0: Call checks for the reply without sleeping for up to this long before it blocks
   // (a wake-up saved per call, at the price of that much CPU at most). Default 0.
   void set_busy_poll_us(int us) { busy_poll_us_ = us; }
+  // The control token (peerbloom/client/control_token.h) sent as the "token" field of every
+  // request header; empty sends none (an ipc endpoint needs none).
+  void set_token(std::string token) { token_ = std::move(token); }
 
  private:
   void Reset();
 
   std::string endpoint_;
+  std::string token_;
   std::string connect_error_;  // why the endpoint cannot be connected to; empty when it can
   int timeout_ms_;
   int busy_poll_us_ = 0;

@@ -1,0 +1,300 @@
+// What another local user can do to a daemon through the file system and the control
+// endpoint: a data_dir they own, links planted in the data dir, a tcp control endpoint
+// without the token; and the small refusals of bad paths and names. Each is refused with a
+// message that names the problem, and nothing is written through a link.
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "tests/integration/cluster_harness.h"
+
+namespace peerbloom::testing {
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Result Shell(const std::string& command) {
+  Result r;
+  FILE* p = ::popen(("timeout 120 " + command + " 2>&1").c_str(), "r");
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
+  const int status = ::pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A port free right now on 127.0.0.1 (the OS picks it; the daemon binds it a moment later).
+int FreePort() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof(a)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    ::close(fd);
+    return 0;
+  }
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+class LocalUser : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/pblocal.XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    data_ = dir_ + "/data";
+    ASSERT_EQ(::mkdir(data_.c_str(), 0700), 0);
+    // A file only its owner may read or write (root-only when the tests run as root).
+    victim_ = dir_ + "/victim";
+    std::ofstream(victim_) << "precious bytes\n";
+    ::chmod(victim_.c_str(), 0600);
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+
+  std::string Config(const std::string& extra = "", const std::string& node_id = "solo") {
+    const std::string path = dir_ + "/peerbloomd.toml";
+    std::ofstream(path) << "node_id = \"" << node_id << "\"\n"
+                        << "listen = \"tcp://127.0.0.1:0\"\n"
+                        << "data_dir = \"" << data_ << "\"\n"
+                        << "curve = false\n"
+                        << "capacity = 10000\n"
+                        << extra;
+    return path;
+  }
+
+  Result Daemon(const std::string& args) { return Shell(std::string(PEERBLOOMD_BIN) + " " + args); }
+
+  // Starts the daemon in the foreground as a child; true once `ready` holds.
+  bool Start(const std::string& config, const std::function<bool()>& ready) {
+    const pid_t parent = ::getpid();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) std::_Exit(1);
+      const int log = ::open((dir_ + "/stderr.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+      ::dup2(log, 1);
+      ::dup2(log, 2);
+      ::execl(PEERBLOOMD_BIN, PEERBLOOMD_BIN, "--config", config.c_str(), "--foreground",
+              static_cast<char*>(nullptr));
+      std::_Exit(127);
+    }
+    return WaitFor(
+               [&] {
+                 int status = 0;
+                 if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                   pid_ = -1;
+                   return true;  // exited: give up
+                 }
+                 return ready();
+               },
+               kWaitDeadline) &&
+           pid_ > 0;
+  }
+
+  std::string log() const { return ReadAll(dir_ + "/stderr.log"); }
+
+  std::string dir_, data_, victim_;
+  pid_t pid_ = -1;
+};
+
+// Before: a data_dir owned by another user was accepted, so that user could plant links and
+// files in it.
+TEST_F(LocalUser, DataDirOwnedByAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a directory to another user";
+  ASSERT_EQ(::chown(data_.c_str(), kNobody, kNobody), 0);
+  ASSERT_EQ(::chmod(data_.c_str(), 0755), 0);
+  const Result r = Daemon("--config " + Config() + " --foreground");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out,
+            "peerbloomd: fatal: data_dir '" + data_ +
+                "' is owned by uid '65534' with mode '0755': it must be owned by the "
+                "daemon's user (uid '0') and not writable by group or others (run 'chown 0 " +
+                data_ + "' and 'chmod go-w " + data_ + "')\n");
+  EXPECT_FALSE(std::filesystem::exists(data_ + "/peerbloomd.lock"));
+}
+
+TEST_F(LocalUser, DataDirWritableByOthersIsRefused) {
+  ASSERT_EQ(::chmod(data_.c_str(), 0777), 0);
+  const std::string uid = std::to_string(::geteuid());
+  const Result r = Daemon("--config " + Config() + " --foreground");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "peerbloomd: fatal: data_dir '" + data_ + "' is owned by uid '" + uid +
+                       "' with mode '0777': it must be owned by the daemon's user (uid '" + uid +
+                       "') and not writable by group or others (run 'chown " + uid + " " + data_ +
+                       "' and 'chmod go-w " + data_ + "')\n");
+}
+
+// Before: started as root, the daemon truncated a root-only file through a planted
+// peerbloomd.lock link.
+TEST_F(LocalUser, PlantedLockLinkIsRefusedAndItsTargetUnchanged) {
+  ASSERT_EQ(::symlink(victim_.c_str(), (data_ + "/peerbloomd.lock").c_str()), 0);
+  const Result r = Daemon("--config " + Config() + " --foreground");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "peerbloomd: fatal: '" + data_ +
+                       "/peerbloomd.lock' is a symbolic link: the daemon does not follow links "
+                       "in its data dir (remove it)\n");
+  EXPECT_EQ(ReadAll(victim_), "precious bytes\n");
+}
+
+// Before: the daemon overwrote a root-only file through a planted peer.endpoint link. Now it
+// writes a fresh file and renames it over the link.
+TEST_F(LocalUser, PlantedEndpointLinkIsReplacedNotFollowed) {
+  const std::string endpoint = data_ + "/peer.endpoint";
+  ASSERT_EQ(::symlink(victim_.c_str(), endpoint.c_str()), 0);
+  ASSERT_TRUE(Start(Config(), [&] {
+    struct stat st;
+    return ::lstat(endpoint.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+  })) << log();
+  EXPECT_EQ(ReadAll(victim_), "precious bytes\n");
+  EXPECT_EQ(ReadAll(endpoint).rfind("tcp://127.0.0.1:", 0), 0u) << ReadAll(endpoint);
+}
+
+TEST_F(LocalUser, PlantedLogLinkIsRefusedAndItsTargetUnchanged) {
+  const std::string log_file = data_ + "/peerbloomd.log";
+  ASSERT_EQ(::symlink(victim_.c_str(), log_file.c_str()), 0);
+  const Result r = Daemon("--config " + Config());  // not --foreground: logs to the file
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "peerbloomd: fatal: '" + log_file +
+                       "' is a symbolic link: the daemon does not follow links in its data dir "
+                       "(remove it)\n");
+  EXPECT_EQ(ReadAll(victim_), "precious bytes\n");
+}
+
+// Before: a tcp control endpoint had no authentication: any local user could add, remove or
+// purge. Now every request needs the token of control_token_file (created 0600 at start).
+TEST_F(LocalUser, TcpControlNeedsTheToken) {
+  const int port = FreePort();
+  ASSERT_GT(port, 0);
+  const std::string control = "tcp://127.0.0.1:" + std::to_string(port);
+  const std::string config = Config("control = \"" + control + "\"\n");
+  const std::string token_file = data_ + "/control.token";
+  // The token file is written whole (then the control endpoint binds; the CLI's timeout
+  // covers that).
+  ASSERT_TRUE(Start(config, [&] { return ReadAll(token_file).size() == 33; })) << log();
+  struct stat st;
+  ASSERT_EQ(::stat(token_file.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  const std::string cli = std::string(PEERBLOOM_CLI_BIN) + " --timeout 60000 ";
+
+  Result r = Shell(cli + "--control " + control + " stats");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "peerbloom: error: missing or wrong control token\n");
+  const std::string wrong = dir_ + "/wrong.token";
+  std::ofstream(wrong) << "0123456789abcdef0123456789abcdef\n";
+  ::chmod(wrong.c_str(), 0600);
+  r = Shell(cli + "--control " + control + " --token-file " + wrong + " stats");
+  EXPECT_EQ(r.out, "peerbloom: error: missing or wrong control token\n");
+
+  r = Shell(cli + "--control " + control + " --token-file " + token_file + " --json stats");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_EQ(json::parse(r.out)["control"]["unauthorized"], 2);
+  r = Shell(cli + "--config " + config + " --json stats");  // the token from the config
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+}
+
+TEST_F(LocalUser, ConfigThatIsNotARegularFileIsRefused) {
+  Result r = Daemon("--config " + dir_ + " --check-config");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "peerbloomd: fatal: " + dir_ + ": config file is a directory\n");
+  const std::string fifo = dir_ + "/fifo.toml";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  r = Daemon("--config " + fifo + " --check-config");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "peerbloomd: fatal: " + fifo + ": config file is not a regular file\n");
+}
+
+TEST_F(LocalUser, ImportedDigestPrefixIsRefusedAsNodeId) {
+  const std::string config = Config("", "squid:10.0.0.1:3128");
+  const Result r = Daemon("--config " + config + " --check-config");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "peerbloomd: fatal: " + config +
+                       ":1: 'node_id' must not start with 'squid:' (reserved for imported Squid "
+                       "digests), got 'squid:10.0.0.1:3128'\n");
+}
+
+TEST_F(LocalUser, KeyFileThatIsADirectorySaysSo) {
+  const std::string keys = dir_ + "/keys";
+  ASSERT_EQ(::mkdir(keys.c_str(), 0700), 0);
+  std::string config = Config("key_file = \"" + keys + "\"\n");
+  // curve = false skips keys: turn it back on.
+  std::string text = ReadAll(config);
+  text.replace(text.find("curve = false\n"), 14, "");
+  std::ofstream(config) << text;
+  const Result r = Daemon("--config " + config + " --check-config");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, "peerbloomd: fatal: key file '" + keys + "' is a directory, not a key file\n");
+}
+
+// A URL with a C1 control (U+009B, a terminal's CSI): the warning reaches the log escaped
+// (and the log line format doubles the backslash of the escape). Feed::Malformed escapes any
+// message that would still hold such bytes, whatever parser wrote it.
+TEST_F(LocalUser, FeedWarningsEscapeControlBytes) {
+  const std::string feed = dir_ + "/feed.log";
+  std::ofstream(feed) << "+url \xc2\x9b"
+                         "31mred\n";
+  const std::string config = Config("[[feeds]]\npath = \"" + feed + "\"\n");
+  ASSERT_TRUE(Start(config, [&] {
+    return log().find("feed '" + feed + "': line 1:") != std::string::npos;
+  })) << log();
+  const std::string text = log();
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+  EXPECT_NE(text.find("line 1: '\\\\u009b31mred' is not an absolute url"), std::string::npos)
+      << text;
+}
+
+TEST_F(LocalUser, ControlBodyOverTheLimitGetsAnErrorReply) {
+  ASSERT_TRUE(Start(Config(), [&] { return std::filesystem::exists(data_ + "/peer.endpoint"); }))
+      << log();
+  zmq::context_t context(1);
+  zmq::socket_t s(context, zmq::socket_type::req);
+  s.set(zmq::sockopt::linger, 0);
+  s.set(zmq::sockopt::rcvtimeo, 120000);
+  s.connect("ipc://" + data_ + "/control.sock");
+  zmq::message_t body((size_t{256} << 20) + 1);
+  std::memset(body.data(), 'x', body.size());
+  s.send(zmq::str_buffer("{\"op\": \"add\"}"), zmq::send_flags::sndmore);
+  s.send(body, zmq::send_flags::none);
+  zmq::message_t reply;
+  ASSERT_TRUE(s.recv(reply));
+  EXPECT_EQ(json::parse(reply.to_string()),
+            json({{"ok", false}, {"error", "request body larger than 268435456 bytes"}}));
+}
+
+}  // namespace
+}  // namespace peerbloom::testing
