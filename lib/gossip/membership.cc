@@ -85,7 +85,10 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms) {
     SetContact(m, h.sender_endpoint, h.sender_public_key);
   }
   Observe(m, h.sender_epoch, h.sender_heartbeat, now_ms);
-  if ((h.flags & kWireFlagNeighbour) != 0) m->inbound_until_ms = now_ms + failure_timeout_ms_;
+  if ((h.flags & kWireFlagNeighbour) != 0) {
+    m->inbound_until_ms = now_ms + failure_timeout_ms_;
+    maybe_linked_.insert(m->id);
+  }
   if ((h.flags & kWireFlagUnlink) != 0) m->inbound_until_ms = kNeverMs;
   return m;
 }
@@ -124,6 +127,7 @@ std::vector<const Member*> Membership::Revived(int64_t now_ms) {
     const bool alive = Alive(m, now_ms);
     if (alive && !m.was_alive && !m.endpoint.empty() && Chosen(m)) out.push_back(&m);
     m.was_alive = alive;
+    if (!m.chosen && m.inbound_until_ms < now_ms) maybe_linked_.erase(id);
   }
   return out;
 }
@@ -154,6 +158,7 @@ Membership::NeighbourChange Membership::RefreshNeighbours(int64_t now_ms) {
     candidates[i] = candidates.back();
     candidates.pop_back();
     m->chosen = true;
+    maybe_linked_.insert(m->id);
     ++chosen;
     // One re-picked at a shuffle keeps its link: no new exchange.
     if (std::find(unchosen.begin(), unchosen.end(), m->id) == unchosen.end()) {
@@ -180,15 +185,24 @@ std::vector<Seed> Membership::JoinsDue(int64_t now_ms) {
 
 // The inbound cap: a seed that hundreds of nodes link to would otherwise push every delta to
 // all of them.
+// Only members that may be linked are looked at: a delta relayed costs the links, not the
+// membership.
 std::vector<LinkTarget> Membership::Targets(int64_t now_ms) const {
   std::vector<LinkTarget> out;
   std::vector<std::pair<uint64_t, size_t>> inbound;
-  for (const auto& [id, m] : members_) {
+  std::set<std::string_view> ids(maybe_linked_.begin(), maybe_linked_.end());
+  for (const SeedState& s : seeds_) {
+    if (!s.member_id.empty()) ids.insert(s.member_id);
+  }
+  for (std::string_view id : ids) {
+    const Member* found = Find(id);
+    if (found == nullptr) continue;
+    const Member& m = *found;
     if (m.endpoint.empty() || !Alive(m, now_ms)) continue;
     const bool chosen = Chosen(m);
     if (!chosen && m.inbound_until_ms < now_ms) continue;
     if (!chosen) inbound.emplace_back(m.rank, out.size());
-    out.push_back(LinkTarget{m.endpoint, m.public_key, id, chosen, chosen});
+    out.push_back(LinkTarget{m.endpoint, m.public_key, m.id, chosen, chosen});
   }
   const size_t cap = std::min<size_t>(inbound.size(), 2 * fanout_);
   std::partial_sort(inbound.begin(), inbound.begin() + cap, inbound.end());
@@ -231,6 +245,7 @@ std::string Membership::Forget(const std::string& id) {
   for (SeedState& s : seeds_) {
     if (s.member_id == id) s.member_id.clear();
   }
+  maybe_linked_.erase(id);
   members_.erase(id);
   return endpoint;
 }

@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -131,6 +132,8 @@ class Membership {
   SipKey rank_key_;
   int64_t next_shuffle_ms_ = 0;
   MemberMap members_;
+  // Ids of members chosen or with an inbound link, some perhaps lapsed (pruned each round).
+  std::set<std::string, std::less<>> maybe_linked_;
   std::vector<SeedState> seeds_;
 };
 
