@@ -139,7 +139,7 @@ Membership::NeighbourChange Membership::RefreshNeighbours(int64_t now_ms) {
   size_t chosen = 0;
   std::vector<std::string> unchosen;
   for (auto& [id, m] : members_) {
-    const bool usable = Alive(m, now_ms) && !m.endpoint.empty() && !IsSeed(m);
+    const bool usable = Alive(m, now_ms) && !m.endpoint.empty();
     if (m.chosen && (!usable || shuffle)) {
       m.chosen = false;
       unchosen.push_back(id);
@@ -172,15 +172,20 @@ Membership::NeighbourChange Membership::RefreshNeighbours(int64_t now_ms) {
   return change;
 }
 
+// One seed per round: each answers a join with every summary, so asking them all at once
+// would fetch everything once per seed. A seed that answers is alive, and its reply names the
+// others, so they are not due either.
 std::vector<Seed> Membership::JoinsDue(int64_t now_ms) {
-  std::vector<Seed> out;
+  std::vector<SeedState*> due;
   for (SeedState& s : seeds_) {
     const Member* m = s.member_id.empty() ? nullptr : Find(s.member_id);
     if ((m != nullptr && Alive(*m, now_ms)) || now_ms < s.next_join_ms) continue;
-    s.next_join_ms = now_ms + join_retry_ms_;
-    out.push_back(s.seed);
+    due.push_back(&s);
   }
-  return out;
+  if (due.empty()) return {};
+  SeedState* s = due[std::uniform_int_distribution<size_t>(0, due.size() - 1)(rng_)];
+  s->next_join_ms = now_ms + join_retry_ms_;
+  return {s->seed};
 }
 
 // The inbound cap: a seed that hundreds of nodes link to would otherwise push every delta to
@@ -190,11 +195,7 @@ std::vector<Seed> Membership::JoinsDue(int64_t now_ms) {
 std::vector<LinkTarget> Membership::Targets(int64_t now_ms) const {
   std::vector<LinkTarget> out;
   std::vector<std::pair<uint64_t, size_t>> inbound;
-  std::set<std::string_view> ids(maybe_linked_.begin(), maybe_linked_.end());
-  for (const SeedState& s : seeds_) {
-    if (!s.member_id.empty()) ids.insert(s.member_id);
-  }
-  for (std::string_view id : ids) {
+  for (std::string_view id : maybe_linked_) {
     const Member* found = Find(id);
     if (found == nullptr) continue;
     const Member& m = *found;
@@ -283,7 +284,7 @@ bool Membership::IsSeed(const Member& m) const {
 }
 
 bool Membership::IsLinked(const Member& m, int64_t now_ms) const {
-  return m.chosen || IsSeed(m) || m.inbound_until_ms >= now_ms;
+  return m.chosen || m.inbound_until_ms >= now_ms;
 }
 
 }  // namespace peerbloom

@@ -42,7 +42,7 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
   RelinkNeighbours(now_ms);
   dissemination_.GraftLostLinks(membership_.Targets(now_ms));
   for (const Seed& s : membership_.JoinsDue(now_ms)) {
-    SendJoinDigest(s.endpoint, s.public_key, true, now_ms);
+    SendJoinDigest(s.endpoint, s.public_key, false, now_ms);  // a seed is not a neighbour
   }
   dissemination_.Repair(now_ms);
   dissemination_.SendOwnUpdates(now_ms);
