@@ -160,6 +160,7 @@ void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Membe
   if (s.version >= st.announced_version) st.announced_ms = kNeverMs;
   summaries_->SetEncoded(m->id, bytes);
   st.last_from = sender.id;
+  advanced_.insert(m->id);
 }
 
 void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const Member* m,
@@ -191,6 +192,7 @@ void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const
   OriginState& st = state_[m->id];
   st.last_from = sender.id;
   if (d.version >= st.announced_version) st.announced_ms = kNeverMs;
+  advanced_.insert(m->id);
   Relay(frame, sender.id, m->id, now_ms);
 }
 

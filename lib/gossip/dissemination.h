@@ -125,6 +125,11 @@ class Dissemination {
   GossipStats* const stats_;
   std::map<std::string, OriginState, std::less<>> state_;
   std::set<std::string> push_links_;  // member ids of the delta links at the last round
+  // Origins whose held version advanced since the last round (and this node's own): the next
+  // heartbeat digest announces them, so a node whose copy of the delta was lost repairs it
+  // within about an interval instead of waiting for the origin's next heartbeat.
+  std::set<std::string, std::less<>> advanced_;
+  bool self_advanced_ = false;
 };
 
 }  // namespace peerbloom

@@ -3,6 +3,7 @@
 // each origin's deltas settle on their own tree). A version that a digest announced but no
 // delta brought was lost on a pruned path: the announcer is grafted and asked for it.
 #include <map>
+#include <utility>
 
 #include "lib/gossip/dissemination.h"
 
@@ -97,11 +98,15 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
 }
 
 // The announcer pushes to us again once asked, and answers with its recent deltas or a full
-// summary.
+// summary. An announcement comes in a round's digest, after the delta it names had its chance
+// to arrive; half an interval of grace, not a whole one, so that an announcement a network
+// latency after a round is repaired at the next round rather than the one after.
 void Dissemination::Repair(int64_t now_ms) {
   std::map<std::string, std::vector<FullRequest>> by_announcer;
   for (auto& [id, st] : state_) {
-    if (st.announced_ms == kNeverMs || now_ms - st.announced_ms < gossip_interval_ms_) continue;
+    if (st.announced_ms == kNeverMs || now_ms - st.announced_ms < gossip_interval_ms_ / 2) {
+      continue;
+    }
     st.announced_ms = now_ms;  // retried an interval later if still missing
     const Member* m = members_.Find(id);
     const Member* announcer = members_.Find(st.announced_by);
@@ -128,6 +133,7 @@ void Dissemination::SendOwnUpdates(int64_t now_ms) {
     outbox_->SendSummaryBytes(t.endpoint, t.public_key, t.chosen, type, bytes);
   }
   self_->MarkAnnounced(type, bytes, now_ms);
+  self_advanced_ = true;
 }
 
 // Only on links this node chose: a seed with hundreds of inbound links does not send each of
@@ -136,10 +142,16 @@ void Dissemination::SendHeartbeats(bool self_fresh,
                                    const std::vector<std::pair<const Member*, bool>>& fresh,
                                    int64_t now_ms) {
   DigestBody body;
-  if (self_fresh) body.entries.push_back(self_->Entry());
+  if (self_fresh || std::exchange(self_advanced_, false)) body.entries.push_back(self_->Entry());
   for (const auto& [m, with_contact] : fresh) {
     body.entries.push_back(EntryOf(*m, with_contact, now_ms));
+    advanced_.erase(m->id);
   }
+  for (const std::string& id : advanced_) {
+    const Member* m = members_.Find(id);
+    if (m != nullptr) body.entries.push_back(EntryOf(*m, false, now_ms));
+  }
+  advanced_.clear();
   if (body.entries.empty()) return;
   for (const LinkTarget& t : members_.Targets(now_ms)) {
     if (t.chosen) outbox_->SendDigest(t.endpoint, t.public_key, t.chosen, body);
