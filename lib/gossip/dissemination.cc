@@ -2,6 +2,7 @@
 // node sends. Frames reach here decoded and checked; nothing here refuses bytes.
 #include "lib/gossip/dissemination.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace peerbloom {
@@ -133,6 +134,7 @@ void Dissemination::NoteAnnounced(const Member& m, const DigestEntry& e, const M
   OriginState& st = state_[m.id];
   if (e.version <= st.announced_version && st.announced_ms != kNeverMs) return;
   if (st.announced_ms == kNeverMs) st.announced_ms = now_ms;
+  next_repair_ms_ = std::min(next_repair_ms_, st.announced_ms + RepairGraceMs());
   st.announced_version = e.version;
   st.announced_by = sender.id;
 }

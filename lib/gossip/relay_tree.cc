@@ -99,15 +99,19 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
 
 // The announcer pushes to us again once asked, and answers with its recent deltas or a full
 // summary. An announcement comes in a round's digest, after the delta it names had its chance
-// to arrive; half an interval of grace, not a whole one, so that an announcement a network
-// latency after a round is repaired at the next round rather than the one after.
+// to arrive (relays take milliseconds): a tenth of an interval of grace, not a round.
 void Dissemination::Repair(int64_t now_ms) {
   std::map<std::string, std::vector<FullRequest>> by_announcer;
+  const int64_t grace = RepairGraceMs();
+  next_repair_ms_ = INT64_MAX;
   for (auto& [id, st] : state_) {
-    if (st.announced_ms == kNeverMs || now_ms - st.announced_ms < gossip_interval_ms_ / 2) {
+    if (st.announced_ms == kNeverMs) continue;
+    if (now_ms - st.announced_ms < grace) {
+      next_repair_ms_ = std::min(next_repair_ms_, st.announced_ms + grace);
       continue;
     }
-    st.announced_ms = now_ms;  // retried an interval later if still missing
+    st.announced_ms = now_ms + gossip_interval_ms_ - grace;  // retried an interval later
+    next_repair_ms_ = std::min(next_repair_ms_, now_ms + gossip_interval_ms_);
     const Member* m = members_.Find(id);
     const Member* announcer = members_.Find(st.announced_by);
     if (m == nullptr || announcer == nullptr || announcer->endpoint.empty() ||

@@ -25,11 +25,12 @@ void GossipEngine::Impl::OnTick(int64_t now_ms) {
     AntiEntropy(now_ms);
     next_anti_entropy_ms_ = now_ms + opt_.anti_entropy_interval_ms;
   }
+  if (now_ms >= dissemination_.NextRepairMs()) dissemination_.Repair(now_ms);
 }
 
 int64_t GossipEngine::Impl::NextDeadline() const {
   if (!started_) return 0;
-  return std::min(next_round_ms_, next_anti_entropy_ms_);
+  return std::min({next_round_ms_, next_anti_entropy_ms_, dissemination_.NextRepairMs()});
 }
 
 // The order matters: links are settled before anything is pushed on them, and members are
