@@ -7,10 +7,16 @@
 //    the split by frame type;
 //  - convergence: an add at a random node at a random moment -> listed by every other node's
 //    who-has, in gossip intervals (20 trials; median and max).
-// Fails (exit 1) on any false negative found after convergence. Convergence conditions are
-// checked every 10 ms of simulated time (0.01 interval resolution).
+// Then a large cluster (default 1000 nodes, 100 keys each) joining through three seeds under
+// churn (failures, restarts in new epochs, joins) and frame loss (default 5 %), described in
+// tests/unit/gossip/large_sim.h: bytes per node per second (median, p99, max; seeds apart),
+// the busiest node over the median, and adds timed to every live node.
+// Fails (exit 1) on any false negative found after convergence (or an add that never
+// converges). Convergence conditions are checked every 10 ms of simulated time (0.01 interval
+// resolution).
 //
-// Usage: gossip_sim_bench [keys_per_node_16] [keys_per_node_100]   (0 skips that size)
+// Usage: gossip_sim_bench [keys_per_node_16] [keys_per_node_100] [large_nodes] [large_loss]
+//        (0 skips that size)
 // Defaults: 1e6 keys per node at 16 nodes; 1e4 at 100 nodes, because one process simulates
 // every node and each holds every other node's summary (100 x 99 summaries) and the run must
 // stay under ~2 minutes; the churn bytes scale with the keys, the digest bytes do not.
@@ -219,10 +225,11 @@ int main(int argc, char** argv) {
   const uint64_t keys100 = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10000;
   const int large = argc > 3 ? std::atoi(argv[3]) : 1000;
   const double drop = argc > 4 ? std::atof(argv[4]) : 0.05;
-  if ((keys16 != 0 && keys16 < 100) || (keys100 != 0 && keys100 < 100)) {
-    std::fprintf(
-        stderr,
-        "usage: gossip_sim_bench [keys_per_node_16>=100 or 0] [keys_per_node_100>=100 or 0]\n");
+  if ((keys16 != 0 && keys16 < 100) || (keys100 != 0 && keys100 < 100) || large < 0 ||
+      large > 1000 || drop < 0 || drop >= 1) {
+    std::fprintf(stderr,
+                 "usage: gossip_sim_bench [keys_per_node_16>=100 or 0] [keys_per_node_100>=100 "
+                 "or 0] [large_nodes<=1000 or 0] [large_loss in [0, 1)]\n");
     return 2;
   }
   bool ok = keys16 == 0 || peerbloom::Run(16, keys16);

@@ -147,8 +147,8 @@ class LargeSim {
     for (size_t i = 0; i < bytes0.size(); ++i) {
       const int n = static_cast<int>(i);
       if (down_in_window.count(n) != 0 || !c_.node(n).up) continue;
-      const double rate =
-          static_cast<double>(c_.node(n).bytes_sent - bytes0[i]) / static_cast<double>(o_.measure_s);
+      const double rate = static_cast<double>(c_.node(n).bytes_sent - bytes0[i]) /
+                          static_cast<double>(o_.measure_s);
       (n < o_.seeds ? seed_rates : rates).push_back(rate);
       all.emplace_back(rate, n);
       for (int t = 0; t < 16; ++t) {
@@ -291,12 +291,11 @@ class LargeSim {
   void CheckTrials(int64_t interval, LargeSimResult* r) {
     for (auto it = trials_.begin(); it != trials_.end();) {
       Trial& t = *it;
-      t.waiting.erase(std::remove_if(t.waiting.begin(), t.waiting.end(),
-                                     [&](int n) {
-                                       return !c_.node(n).up ||
-                                              c_.WhoHasHash(n, "", t.key, t.holder);
-                                     }),
-                      t.waiting.end());
+      t.waiting.erase(
+          std::remove_if(
+              t.waiting.begin(), t.waiting.end(),
+              [&](int n) { return !c_.node(n).up || c_.WhoHasHash(n, "", t.key, t.holder); }),
+          t.waiting.end());
       if (t.waiting.empty()) {
         r->add_intervals.push_back(static_cast<double>(c_.now() - t.t0) /
                                    static_cast<double>(interval));
