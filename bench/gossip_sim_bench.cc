@@ -7,10 +7,18 @@
 //    the split by frame type;
 //  - convergence: an add at a random node at a random moment -> listed by every other node's
 //    who-has, in gossip intervals (20 trials; median and max).
-// Fails (exit 1) on any false negative found after convergence. Convergence conditions are
-// checked every 10 ms of simulated time (0.01 interval resolution).
+// Then a large cluster (default 300 nodes, 100 keys each) joining through three seeds under
+// churn (failures, restarts in new epochs, joins) and frame loss (default 5 %), described in
+// tests/unit/gossip/large_sim.h: bytes per node per second (median, p99, max; seeds apart),
+// the busiest node over the median, and adds timed to every live node.
+// Fails (exit 1) on any false negative found after convergence (or an add that never
+// converges). Convergence conditions are checked every 10 ms of simulated time (0.01 interval
+// resolution). The large cluster's cost grows with the square of its size (every heartbeat
+// digest names about 40 % of the members): 300 nodes take a few minutes of one core, 1000
+// about 25 times as long.
 //
-// Usage: gossip_sim_bench [keys_per_node_16] [keys_per_node_100]   (0 skips that size)
+// Usage: gossip_sim_bench [keys_per_node_16] [keys_per_node_100] [large_nodes] [large_loss]
+//        (0 skips that size)
 // Defaults: 1e6 keys per node at 16 nodes; 1e4 at 100 nodes, because one process simulates
 // every node and each holds every other node's summary (100 x 99 summaries) and the run must
 // stay under ~2 minutes; the churn bytes scale with the keys, the digest bytes do not.
@@ -23,6 +31,7 @@
 #include <vector>
 
 #include "peerbloom/params.h"
+#include "tests/unit/gossip/large_sim.h"
 #include "tests/unit/gossip/sim_cluster.h"
 
 namespace peerbloom {
@@ -168,20 +177,67 @@ bool Run(int nodes, uint64_t keys) {
   return misses == 0;
 }
 
+// The large cluster under churn, loss and failures (tests/unit/gossip/large_sim.h).
+bool RunLarge(int nodes, double drop) {
+  sim::LargeSimOptions o;
+  o.nodes = nodes;
+  o.drop = drop;
+  const double wall0 = WallSeconds();
+  sim::LargeSim run(o);
+  const sim::LargeSimResult r = run.Run();
+  const sim::Distribution& b = r.bytes_per_s;
+  const sim::Distribution& s = r.seed_bytes_per_s;
+  auto at = [&](size_t q) { return r.add_intervals.empty() ? -1.0 : r.add_intervals[q]; };
+  std::printf(
+      "%d nodes (%d seeds listed by all), %llu keys/node, %.0f %% frames lost; churn: a "
+      "failure, a restart (new epoch) or a join every %.1f s (%d, %d, %d); one key replaced "
+      "per node every %lld s\n"
+      "  join: every node holds every current summary %.1f s after the first start\n"
+      "  bytes/s per node over %lld s (%zu non-seed nodes up throughout): median %.0f, p99 "
+      "%.0f, max %.0f, mean %.0f\n"
+      "    seeds: median %.0f, max %.0f; busiest node %s: %.2f x the median, busiest seed "
+      "%.2f x\n"
+      "    by type per node: deltas %.0f, digests %.0f, full summaries %.0f, requests %.0f, "
+      "prune/graft %.0f\n"
+      "  add -> visible at every live node: median %.2f, p90 %.2f, max %.2f gossip intervals "
+      "(%d of %d converged)\n"
+      "  settled after churn: %s; false negatives: %zu of %zu sampled (key, node) checks at "
+      "%d live nodes\n"
+      "  wall time %.1f s\n",
+      r.nodes_total, o.seeds, static_cast<unsigned long long>(o.keys), drop * 100,
+      static_cast<double>(o.churn_every_ms) / 1000, r.failures, r.restarts, r.joins,
+      static_cast<long long>(o.publish_every_s), r.join_s, static_cast<long long>(o.measure_s),
+      b.count, b.median, b.p99, b.max, b.mean, s.median, s.max, r.busiest.c_str(),
+      r.busiest_over_median, r.seed_over_median, r.by_type[static_cast<int>(WireType::kDelta)],
+      r.by_type[static_cast<int>(WireType::kDigest)],
+      r.by_type[static_cast<int>(WireType::kFullSummary)],
+      r.by_type[static_cast<int>(WireType::kRequestFull)],
+      r.by_type[static_cast<int>(WireType::kPrune)] + r.by_type[static_cast<int>(WireType::kGraft)],
+      at(r.add_intervals.size() / 2), at(r.add_intervals.size() * 9 / 10),
+      r.add_intervals.empty() ? -1.0 : r.add_intervals.back(), r.adds_converged, r.adds,
+      r.settled ? "yes" : "NO", r.false_negatives, r.checks, r.live_at_end, WallSeconds() - wall0);
+  return r.settled && r.false_negatives == 0 && r.adds_converged == r.adds;
+}
+
 }  // namespace
 }  // namespace peerbloom
 
 int main(int argc, char** argv) {
   const uint64_t keys16 = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 1000000;
   const uint64_t keys100 = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10000;
-  if ((keys16 != 0 && keys16 < 100) || (keys100 != 0 && keys100 < 100)) {
-    std::fprintf(
-        stderr,
-        "usage: gossip_sim_bench [keys_per_node_16>=100 or 0] [keys_per_node_100>=100 or 0]\n");
+  const int large = argc > 3 ? std::atoi(argv[3]) : 300;
+  const double drop = argc > 4 ? std::atof(argv[4]) : 0.05;
+  if ((keys16 != 0 && keys16 < 100) || (keys100 != 0 && keys100 < 100) || large < 0 ||
+      large > 1000 || drop < 0 || drop >= 1) {
+    std::fprintf(stderr,
+                 "usage: gossip_sim_bench [keys_per_node_16>=100 or 0] [keys_per_node_100>=100 "
+                 "or 0] [large_nodes<=1000 or 0] [large_loss in [0, 1)]\n");
     return 2;
   }
   bool ok = keys16 == 0 || peerbloom::Run(16, keys16);
   std::fflush(stdout);
   ok = (keys100 == 0 || peerbloom::Run(100, keys100)) && ok;
+  std::fflush(stdout);
+  ok = (large == 0 || peerbloom::RunLarge(large, drop)) && ok;
   return ok ? 0 : 1;
 }

@@ -2,6 +2,7 @@
 // node sends. Frames reach here decoded and checked; nothing here refuses bytes.
 #include "lib/gossip/dissemination.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace peerbloom {
@@ -133,6 +134,7 @@ void Dissemination::NoteAnnounced(const Member& m, const DigestEntry& e, const M
   OriginState& st = state_[m.id];
   if (e.version <= st.announced_version && st.announced_ms != kNeverMs) return;
   if (st.announced_ms == kNeverMs) st.announced_ms = now_ms;
+  next_repair_ms_ = std::min(next_repair_ms_, st.announced_ms + RepairGraceMs());
   st.announced_version = e.version;
   st.announced_by = sender.id;
 }
@@ -160,6 +162,7 @@ void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Membe
   if (s.version >= st.announced_version) st.announced_ms = kNeverMs;
   summaries_->SetEncoded(m->id, bytes);
   st.last_from = sender.id;
+  advanced_.insert(m->id);
 }
 
 void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const Member* m,
@@ -191,6 +194,7 @@ void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const
   OriginState& st = state_[m->id];
   st.last_from = sender.id;
   if (d.version >= st.announced_version) st.announced_ms = kNeverMs;
+  advanced_.insert(m->id);
   Relay(frame, sender.id, m->id, now_ms);
 }
 

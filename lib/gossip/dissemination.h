@@ -10,6 +10,7 @@
 #ifndef PEERBLOOM_LIB_GOSSIP_DISSEMINATION_H_
 #define PEERBLOOM_LIB_GOSSIP_DISSEMINATION_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <set>
@@ -82,8 +83,11 @@ class Dissemination {
   // Round work.
   // Links that stopped carrying deltas leave origins without a path: graft them elsewhere.
   void GraftLostLinks(const std::vector<LinkTarget>& targets);
-  // Versions announced but not delivered within an interval: graft and ask the announcer.
+  // Versions announced but not delivered within a tenth of an interval: graft and ask the
+  // announcer (again an interval later while still missing).
   void Repair(int64_t now_ms);
+  // When Repair has work next (INT64_MAX: none).
+  int64_t NextRepairMs() const { return next_repair_ms_; }
   // This node's pending update to its delta links (or a full summary to every link).
   void SendOwnUpdates(int64_t now_ms);
   // Entries that changed since the last round, on the links this node chose.
@@ -114,6 +118,7 @@ class Dissemination {
   bool EncodeHeld(const std::string& origin, std::string* codec_bytes);
   void SendFull(const Member& to, const std::string& codec_bytes);
   OriginState* MutableState(std::string_view id);
+  int64_t RepairGraceMs() const { return std::max<int64_t>(1, gossip_interval_ms_ / 10); }
   uint64_t HeldVersion(std::string_view id) const;
 
   const std::string node_id_;
@@ -125,6 +130,12 @@ class Dissemination {
   GossipStats* const stats_;
   std::map<std::string, OriginState, std::less<>> state_;
   std::set<std::string> push_links_;  // member ids of the delta links at the last round
+  // Origins whose held version advanced since the last round (and this node's own): the next
+  // heartbeat digest announces them, so a node whose copy of the delta was lost repairs it
+  // within about an interval instead of waiting for the origin's next heartbeat.
+  std::set<std::string, std::less<>> advanced_;
+  bool self_advanced_ = false;
+  int64_t next_repair_ms_ = INT64_MAX;
 };
 
 }  // namespace peerbloom

@@ -85,7 +85,10 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms) {
     SetContact(m, h.sender_endpoint, h.sender_public_key);
   }
   Observe(m, h.sender_epoch, h.sender_heartbeat, now_ms);
-  if ((h.flags & kWireFlagNeighbour) != 0) m->inbound_until_ms = now_ms + failure_timeout_ms_;
+  if ((h.flags & kWireFlagNeighbour) != 0) {
+    m->inbound_until_ms = now_ms + failure_timeout_ms_;
+    maybe_linked_.insert(m->id);
+  }
   if ((h.flags & kWireFlagUnlink) != 0) m->inbound_until_ms = kNeverMs;
   return m;
 }
@@ -124,6 +127,7 @@ std::vector<const Member*> Membership::Revived(int64_t now_ms) {
     const bool alive = Alive(m, now_ms);
     if (alive && !m.was_alive && !m.endpoint.empty() && Chosen(m)) out.push_back(&m);
     m.was_alive = alive;
+    if (!m.chosen && m.inbound_until_ms < now_ms) maybe_linked_.erase(id);
   }
   return out;
 }
@@ -135,7 +139,7 @@ Membership::NeighbourChange Membership::RefreshNeighbours(int64_t now_ms) {
   size_t chosen = 0;
   std::vector<std::string> unchosen;
   for (auto& [id, m] : members_) {
-    const bool usable = Alive(m, now_ms) && !m.endpoint.empty() && !IsSeed(m);
+    const bool usable = Alive(m, now_ms) && !m.endpoint.empty();
     if (m.chosen && (!usable || shuffle)) {
       m.chosen = false;
       unchosen.push_back(id);
@@ -154,6 +158,7 @@ Membership::NeighbourChange Membership::RefreshNeighbours(int64_t now_ms) {
     candidates[i] = candidates.back();
     candidates.pop_back();
     m->chosen = true;
+    maybe_linked_.insert(m->id);
     ++chosen;
     // One re-picked at a shuffle keeps its link: no new exchange.
     if (std::find(unchosen.begin(), unchosen.end(), m->id) == unchosen.end()) {
@@ -167,28 +172,38 @@ Membership::NeighbourChange Membership::RefreshNeighbours(int64_t now_ms) {
   return change;
 }
 
+// One seed per round: each answers a join with every summary, so asking them all at once
+// would fetch everything once per seed. A seed that answers is alive, and its reply names the
+// others, so they are not due either.
 std::vector<Seed> Membership::JoinsDue(int64_t now_ms) {
-  std::vector<Seed> out;
+  std::vector<SeedState*> due;
   for (SeedState& s : seeds_) {
     const Member* m = s.member_id.empty() ? nullptr : Find(s.member_id);
     if ((m != nullptr && Alive(*m, now_ms)) || now_ms < s.next_join_ms) continue;
-    s.next_join_ms = now_ms + join_retry_ms_;
-    out.push_back(s.seed);
+    due.push_back(&s);
   }
-  return out;
+  if (due.empty()) return {};
+  SeedState* s = due[std::uniform_int_distribution<size_t>(0, due.size() - 1)(rng_)];
+  s->next_join_ms = now_ms + join_retry_ms_;
+  return {s->seed};
 }
 
 // The inbound cap: a seed that hundreds of nodes link to would otherwise push every delta to
 // all of them.
+// Only members that may be linked are looked at: a delta relayed costs the links, not the
+// membership.
 std::vector<LinkTarget> Membership::Targets(int64_t now_ms) const {
   std::vector<LinkTarget> out;
   std::vector<std::pair<uint64_t, size_t>> inbound;
-  for (const auto& [id, m] : members_) {
+  for (std::string_view id : maybe_linked_) {
+    const Member* found = Find(id);
+    if (found == nullptr) continue;
+    const Member& m = *found;
     if (m.endpoint.empty() || !Alive(m, now_ms)) continue;
     const bool chosen = Chosen(m);
     if (!chosen && m.inbound_until_ms < now_ms) continue;
     if (!chosen) inbound.emplace_back(m.rank, out.size());
-    out.push_back(LinkTarget{m.endpoint, m.public_key, id, chosen, chosen});
+    out.push_back(LinkTarget{m.endpoint, m.public_key, m.id, chosen, chosen});
   }
   const size_t cap = std::min<size_t>(inbound.size(), 2 * fanout_);
   std::partial_sort(inbound.begin(), inbound.begin() + cap, inbound.end());
@@ -231,6 +246,7 @@ std::string Membership::Forget(const std::string& id) {
   for (SeedState& s : seeds_) {
     if (s.member_id == id) s.member_id.clear();
   }
+  maybe_linked_.erase(id);
   members_.erase(id);
   return endpoint;
 }
@@ -268,7 +284,7 @@ bool Membership::IsSeed(const Member& m) const {
 }
 
 bool Membership::IsLinked(const Member& m, int64_t now_ms) const {
-  return m.chosen || IsSeed(m) || m.inbound_until_ms >= now_ms;
+  return m.chosen || m.inbound_until_ms >= now_ms;
 }
 
 }  // namespace peerbloom

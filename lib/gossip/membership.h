@@ -2,9 +2,10 @@
 //
 // Members are learned from frame headers (heard directly) and from digest entries (heard
 // through gossip). A member is alive while its (epoch, heartbeat) advanced within the failure
-// timeout; a higher epoch is a restart. The neighbour set is the seeds plus `fanout` live
-// members chosen at random and re-chosen every shuffle; members that chose this node keep a
-// reverse link while their frames say so (docs/gossip.md).
+// timeout; a higher epoch is a restart. The neighbour set is `fanout` live members chosen at
+// random and re-chosen every shuffle (seeds only answer joins: they are members like any
+// other once known); members that chose this node keep a reverse link while their frames say
+// so (docs/gossip.md).
 //
 // Pure state: nothing is sent from here. Calls that change links return whom to contact.
 #ifndef PEERBLOOM_LIB_GOSSIP_MEMBERSHIP_H_
@@ -15,6 +16,7 @@
 #include <map>
 #include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,9 +89,10 @@ class Membership {
     std::vector<const Member*> joined;    // newly chosen: exchange everything with them
     std::vector<const Member*> unlinked;  // no longer linked either way: tell them
   };
-  // Keeps `fanout` live, reachable, non-seed members chosen; re-picks them all at a shuffle.
+  // Keeps `fanout` live, reachable members chosen; re-picks them all at a shuffle.
   NeighbourChange RefreshNeighbours(int64_t now_ms);
-  // Seeds due a join digest: not heard from (or dead), once per anti-entropy interval.
+  // The seed due a join digest, if any: one of those not heard from (or dead), at random;
+  // each at most once per anti-entropy interval.
   std::vector<Seed> JoinsDue(int64_t now_ms);
   // Live linked members. Deltas go on the links this node chose and on at most 2 x fanout
   // of the links others chose (the lowest ranks, a stable pick).
@@ -106,8 +109,8 @@ class Membership {
   // Replaces the seeds; returns the endpoints of seeds no longer listed.
   std::vector<std::string> SetSeeds(std::vector<Seed> seeds, int64_t now_ms);
   bool IsSeed(const Member& m) const;
-  // In this node's own neighbour set: a seed or a random pick.
-  bool Chosen(const Member& m) const { return m.chosen || IsSeed(m); }
+  // In this node's own neighbour set (a random pick).
+  bool Chosen(const Member& m) const { return m.chosen; }
   bool IsLinked(const Member& m, int64_t now_ms) const;
 
  private:
@@ -131,6 +134,8 @@ class Membership {
   SipKey rank_key_;
   int64_t next_shuffle_ms_ = 0;
   MemberMap members_;
+  // Ids of members chosen or with an inbound link, some perhaps lapsed (pruned each round).
+  std::set<std::string, std::less<>> maybe_linked_;
   std::vector<SeedState> seeds_;
 };
 

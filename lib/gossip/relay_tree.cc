@@ -3,6 +3,7 @@
 // each origin's deltas settle on their own tree). A version that a digest announced but no
 // delta brought was lost on a pruned path: the announcer is grafted and asked for it.
 #include <map>
+#include <utility>
 
 #include "lib/gossip/dissemination.h"
 
@@ -97,12 +98,20 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
 }
 
 // The announcer pushes to us again once asked, and answers with its recent deltas or a full
-// summary.
+// summary. An announcement comes in a round's digest, after the delta it names had its chance
+// to arrive (relays take milliseconds): a tenth of an interval of grace, not a round.
 void Dissemination::Repair(int64_t now_ms) {
   std::map<std::string, std::vector<FullRequest>> by_announcer;
+  const int64_t grace = RepairGraceMs();
+  next_repair_ms_ = INT64_MAX;
   for (auto& [id, st] : state_) {
-    if (st.announced_ms == kNeverMs || now_ms - st.announced_ms < gossip_interval_ms_) continue;
-    st.announced_ms = now_ms;  // retried an interval later if still missing
+    if (st.announced_ms == kNeverMs) continue;
+    if (now_ms - st.announced_ms < grace) {
+      next_repair_ms_ = std::min(next_repair_ms_, st.announced_ms + grace);
+      continue;
+    }
+    st.announced_ms = now_ms + gossip_interval_ms_ - grace;  // retried an interval later
+    next_repair_ms_ = std::min(next_repair_ms_, now_ms + gossip_interval_ms_);
     const Member* m = members_.Find(id);
     const Member* announcer = members_.Find(st.announced_by);
     if (m == nullptr || announcer == nullptr || announcer->endpoint.empty() ||
@@ -128,6 +137,7 @@ void Dissemination::SendOwnUpdates(int64_t now_ms) {
     outbox_->SendSummaryBytes(t.endpoint, t.public_key, t.chosen, type, bytes);
   }
   self_->MarkAnnounced(type, bytes, now_ms);
+  self_advanced_ = true;
 }
 
 // Only on links this node chose: a seed with hundreds of inbound links does not send each of
@@ -136,10 +146,16 @@ void Dissemination::SendHeartbeats(bool self_fresh,
                                    const std::vector<std::pair<const Member*, bool>>& fresh,
                                    int64_t now_ms) {
   DigestBody body;
-  if (self_fresh) body.entries.push_back(self_->Entry());
+  if (self_fresh || std::exchange(self_advanced_, false)) body.entries.push_back(self_->Entry());
   for (const auto& [m, with_contact] : fresh) {
     body.entries.push_back(EntryOf(*m, with_contact, now_ms));
+    advanced_.erase(m->id);
   }
+  for (const std::string& id : advanced_) {
+    const Member* m = members_.Find(id);
+    if (m != nullptr) body.entries.push_back(EntryOf(*m, false, now_ms));
+  }
+  advanced_.clear();
   if (body.entries.empty()) return;
   for (const LinkTarget& t : members_.Targets(now_ms)) {
     if (t.chosen) outbox_->SendDigest(t.endpoint, t.public_key, t.chosen, body);

@@ -25,11 +25,12 @@ void GossipEngine::Impl::OnTick(int64_t now_ms) {
     AntiEntropy(now_ms);
     next_anti_entropy_ms_ = now_ms + opt_.anti_entropy_interval_ms;
   }
+  if (now_ms >= dissemination_.NextRepairMs()) dissemination_.Repair(now_ms);
 }
 
 int64_t GossipEngine::Impl::NextDeadline() const {
   if (!started_) return 0;
-  return std::min(next_round_ms_, next_anti_entropy_ms_);
+  return std::min({next_round_ms_, next_anti_entropy_ms_, dissemination_.NextRepairMs()});
 }
 
 // The order matters: links are settled before anything is pushed on them, and members are
@@ -42,7 +43,7 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
   RelinkNeighbours(now_ms);
   dissemination_.GraftLostLinks(membership_.Targets(now_ms));
   for (const Seed& s : membership_.JoinsDue(now_ms)) {
-    SendJoinDigest(s.endpoint, s.public_key, true, now_ms);
+    SendJoinDigest(s.endpoint, s.public_key, false, now_ms);  // a seed is not a neighbour
   }
   dissemination_.Repair(now_ms);
   dissemination_.SendOwnUpdates(now_ms);

@@ -64,7 +64,7 @@ struct GossipOptions {
   int64_t failure_timeout_ms = 10000;
   // Default: 5000. Digest exchange with one random neighbour.
   int64_t anti_entropy_interval_ms = 5000;
-  // Default: 4. Live members linked to besides the seeds.
+  // Default: 4. Live members linked to, picked at random (seeds are only joined through).
   unsigned fanout = 4;
   // Default: 30000. How often the random part of the neighbour set is re-chosen.
   int64_t neighbour_shuffle_ms = 30000;

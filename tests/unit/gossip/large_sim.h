@@ -1,0 +1,364 @@
+// A large simulated cluster under churn (sim_cluster.h: the real GossipEngines, no sockets),
+// shared by bench/gossip_sim_bench.cc and tests/unit/gossip/large_cluster_test.cc.
+//
+// The scenario: `nodes` nodes, every one listing the same `seeds` seed nodes, join over the
+// first `join_spread_s` seconds; then, for `warmup_s` + `measure_s` seconds, every node
+// replaces one of its keys every `publish_every_s` seconds (staggered) and publishes, the
+// network loses `drop` of all frames, and every `churn_every_ms` one churn event hits a
+// random non-seed node, in turn: a failure (it falls silent for good), a restart in a new
+// epoch from its content (a clean stop and start), a new node joining through the seeds.
+// During the measure window an add is published at a random live node every
+// `add_every_ms`, and timed until every node that was live when it was published (and stays
+// live, without restarting) lists it in who-has. At the end the churn stops, the cluster
+// settles, and sampled keys of every live node are checked at every other live node.
+//
+// Bytes are everything a node sends (frame headers included), per second of the measure
+// window, for the nodes up through all of it.
+#ifndef PEERBLOOM_TESTS_UNIT_GOSSIP_LARGE_SIM_H_
+#define PEERBLOOM_TESTS_UNIT_GOSSIP_LARGE_SIM_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "tests/unit/gossip/sim_cluster.h"
+
+namespace peerbloom::sim {
+
+struct LargeSimOptions {
+  int nodes = 1000;
+  int seeds = 3;               // node0 .. node{seeds-1}, listed by every node
+  uint64_t keys = 100;         // per node
+  unsigned log2_counters = 9;  // counting filter size (summary 2^10 bits at least)
+  double drop = 0.05;
+  uint64_t net_seed = 1;
+  int64_t join_spread_s = 5;
+  int64_t warmup_s = 15;
+  int64_t measure_s = 30;
+  int64_t publish_every_s = 5;
+  int64_t churn_every_ms = 2000;  // 0: no churn
+  int64_t add_every_ms = 1000;
+  int64_t settle_limit_s = 120;
+  int samples_per_node = 5;  // keys checked per live node at the end
+};
+
+struct Distribution {
+  double median = 0, p99 = 0, max = 0, mean = 0;
+  size_t count = 0;
+};
+
+struct LargeSimResult {
+  int nodes_total = 0;  // including joiners
+  int live_at_end = 0;
+  int failures = 0, restarts = 0, joins = 0;
+  double join_s = -1;                 // all initial nodes hold every summary (versions)
+  Distribution bytes_per_s;           // non-seed nodes up through the window
+  Distribution seed_bytes_per_s;      // seeds
+  double busiest_over_median = 0;     // any node (seeds included) / non-seed median
+  double seed_over_median = 0;        // busiest seed / non-seed median
+  std::string busiest;                // its id
+  double by_type[16] = {};            // bytes/s per node by WireType, all nodes in the window
+  std::vector<double> add_intervals;  // sorted, in gossip intervals
+  int adds = 0, adds_converged = 0;
+  bool settled = false;
+  size_t checks = 0, false_negatives = 0;
+  double wall_s = 0;
+};
+
+inline Distribution Summarize(std::vector<double> v) {
+  Distribution d;
+  d.count = v.size();
+  if (v.empty()) return d;
+  std::sort(v.begin(), v.end());
+  d.median = v[v.size() / 2];
+  d.p99 = v[std::min(v.size() - 1, v.size() * 99 / 100)];
+  d.max = v.back();
+  for (double x : v) d.mean += x / static_cast<double>(v.size());
+  return d;
+}
+
+class LargeSim {
+ public:
+  explicit LargeSim(LargeSimOptions o) : o_(o), c_(Net(o)), rng_(o.net_seed * 7919 + 1) {}
+
+  LargeSimResult Run() {
+    LargeSimResult r;
+    const int64_t interval = c_.DefaultOptions().gossip_interval_ms;
+    // Join: node i starts at a moment spread over join_spread_s.
+    for (int i = 0; i < o_.nodes; ++i) {
+      const int64_t at = o_.join_spread_s * 1000 * i / std::max(1, o_.nodes);
+      if (at > c_.now()) c_.RunUntil(at);
+      Add();
+    }
+    const int64_t join_start = 0;
+    if (c_.RunUntilTrue([&] { return VersionsEverywhere(); }, c_.now() + 120 * interval, 500)) {
+      r.join_s = static_cast<double>(c_.now() - join_start) / 1000.0;
+    }
+    // Warm-up, then the measured window; churn and key changes throughout.
+    const int64_t start = c_.now();
+    const int64_t window_start = start + o_.warmup_s * 1000;
+    const int64_t end = window_start + o_.measure_s * 1000;
+    std::vector<uint64_t> bytes0;
+    int64_t next_churn = start + o_.churn_every_ms;
+    int64_t next_add = window_start + static_cast<int64_t>(rng_() % o_.add_every_ms);
+    int64_t next_second = start;
+    int churn_kind = 0;
+    bool window_open = false;
+    std::set<int> down_in_window;
+    while (c_.now() < end || !trials_.empty()) {
+      const int64_t now = c_.now();
+      if (!window_open && now >= window_start) {
+        window_open = true;
+        for (size_t i = 0; i < c_.size(); ++i) {
+          const SimNode& n = c_.node(static_cast<int>(i));
+          bytes0.push_back(n.bytes_sent);
+          types0_.emplace_back(n.bytes_by_type, n.bytes_by_type + 16);
+        }
+        for (size_t i = 0; i < c_.size(); ++i) {
+          if (!c_.node(static_cast<int>(i)).up) down_in_window.insert(static_cast<int>(i));
+        }
+      }
+      if (now < end && now >= next_second) {
+        ChangeKeys((now - start) / 1000);
+        next_second += 1000;
+      }
+      if (now < end && o_.churn_every_ms > 0 && now >= next_churn) {
+        const int hit = Churn(churn_kind++ % 3, &r);
+        if (window_open && hit >= 0) down_in_window.insert(hit);
+        next_churn += o_.churn_every_ms;
+      }
+      if (window_open && now < end && now >= next_add) {
+        StartTrial();
+        ++r.adds;
+        next_add += o_.add_every_ms;
+      }
+      c_.RunFor(10);
+      CheckTrials(interval, &r);
+      if (c_.now() > end + 60 * interval) break;  // trials that never converge
+    }
+    r.adds_converged = r.adds - static_cast<int>(trials_.size());
+    std::sort(r.add_intervals.begin(), r.add_intervals.end());
+    // Loads over the window.
+    std::vector<double> rates, seed_rates;
+    std::vector<std::pair<double, int>> all;
+    for (size_t i = 0; i < bytes0.size(); ++i) {
+      const int n = static_cast<int>(i);
+      if (down_in_window.count(n) != 0 || !c_.node(n).up) continue;
+      const double rate = static_cast<double>(c_.node(n).bytes_sent - bytes0[i]) /
+                          static_cast<double>(o_.measure_s);
+      (n < o_.seeds ? seed_rates : rates).push_back(rate);
+      all.emplace_back(rate, n);
+      for (int t = 0; t < 16; ++t) {
+        r.by_type[t] += static_cast<double>(c_.node(n).bytes_by_type[t] - types0_[i][t]);
+      }
+    }
+    for (double& b : r.by_type) {
+      b = all.empty() ? 0 : b / static_cast<double>(all.size()) / static_cast<double>(o_.measure_s);
+    }
+    r.bytes_per_s = Summarize(rates);
+    r.seed_bytes_per_s = Summarize(seed_rates);
+    if (!all.empty() && r.bytes_per_s.median > 0) {
+      const auto busiest = *std::max_element(all.begin(), all.end());
+      r.busiest_over_median = busiest.first / r.bytes_per_s.median;
+      r.busiest = c_.node(busiest.second).spec.id;
+      r.seed_over_median = r.seed_bytes_per_s.max / r.bytes_per_s.median;
+    }
+    // Settle and check.
+    r.settled = c_.RunUntilTrue([&] { return VersionsEverywhere(); },
+                                c_.now() + o_.settle_limit_s * 1000, 500);
+    r.false_negatives = SampledFalseNegatives(&r.checks);
+    r.nodes_total = static_cast<int>(c_.size());
+    for (size_t i = 0; i < c_.size(); ++i) r.live_at_end += c_.node(static_cast<int>(i)).up;
+    return r;
+  }
+
+  SimCluster& cluster() { return c_; }
+
+ private:
+  struct Window {
+    uint64_t lo = 0, hi = 0;  // the node holds key ids [lo, hi)
+  };
+  struct Trial {
+    int holder = 0;
+    KeyHash key;
+    int64_t t0 = 0;
+    std::vector<int> waiting;  // nodes not listing it yet
+  };
+
+  static NetOptions Net(const LargeSimOptions& o) {
+    NetOptions n;
+    n.seed = o.net_seed;
+    n.drop = o.drop;
+    return n;
+  }
+
+  static KeyHash NodeKey(uint64_t node, uint64_t id) {
+    auto mix = [](uint64_t x) {
+      x += 0x9e3779b97f4a7c15ULL;
+      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+      return x ^ (x >> 31);
+    };
+    const uint64_t a = mix((node << 40) ^ id);
+    return KeyHash{a, mix(a)};
+  }
+
+  int Add() {
+    NodeSpec s;
+    const int i = static_cast<int>(c_.size());
+    s.id = "node" + std::to_string(i);
+    for (int j = 0; j < o_.seeds; ++j) {
+      if (j != i) s.seeds.push_back("node" + std::to_string(j));
+    }
+    s.log2_counters = o_.log2_counters;
+    s.k = 2;
+    const int n = c_.AddNode(s);
+    windows_.push_back(Window{});
+    epochs_.push_back(1);
+    for (; windows_[n].hi < o_.keys; ++windows_[n].hi) c_.AddHash(n, NodeKey(n, windows_[n].hi));
+    c_.Publish(n);
+    return n;
+  }
+
+  void ChangeKeys(int64_t second) {
+    for (size_t i = 0; i < c_.size(); ++i) {
+      const int n = static_cast<int>(i);
+      if (!c_.node(n).up || (second + n) % o_.publish_every_s != 0) continue;
+      if (InTrial(n)) continue;  // a trial's holder publishes its add alone
+      (void)c_.RemoveHash(n, NodeKey(n, windows_[n].lo++));
+      c_.AddHash(n, NodeKey(n, windows_[n].hi++));
+      c_.Publish(n);
+    }
+  }
+
+  bool InTrial(int n) const {
+    return std::any_of(trials_.begin(), trials_.end(),
+                       [&](const Trial& t) { return t.holder == n; });
+  }
+
+  // A random live non-seed node that holds no pending trial, or -1.
+  int Victim() {
+    for (int tries = 0; tries < 100; ++tries) {
+      const int n = o_.seeds + static_cast<int>(rng_() % (c_.size() - o_.seeds));
+      if (c_.node(n).up && !InTrial(n)) return n;
+    }
+    return -1;
+  }
+
+  // Returns the node that went down or restarted, or -1.
+  int Churn(int kind, LargeSimResult* r) {
+    if (kind == 2) {
+      if (c_.size() + 1 >= SimCluster::DefaultOptions().max_members) return -1;
+      Add();
+      ++r->joins;
+      return -1;
+    }
+    const int n = Victim();
+    if (n < 0) return -1;
+    if (kind == 0) {
+      c_.node(n).up = false;
+      ++r->failures;
+    } else {
+      c_.RestartFrom(n, ++epochs_[n], c_.Snapshot(n));
+      ++r->restarts;
+    }
+    for (Trial& t : trials_) {
+      t.waiting.erase(std::remove(t.waiting.begin(), t.waiting.end(), n), t.waiting.end());
+    }
+    return n;
+  }
+
+  void StartTrial() {
+    const int holder = Victim();
+    if (holder < 0) return;
+    Trial t;
+    t.holder = holder;
+    t.key = NodeKey(holder, windows_[holder].hi++);
+    c_.AddHash(holder, t.key);
+    c_.Publish(holder);
+    t.t0 = c_.now();
+    for (size_t i = 0; i < c_.size(); ++i) {
+      if (static_cast<int>(i) != holder && c_.node(static_cast<int>(i)).up) {
+        t.waiting.push_back(static_cast<int>(i));
+      }
+    }
+    trials_.push_back(std::move(t));
+  }
+
+  void CheckTrials(int64_t interval, LargeSimResult* r) {
+    for (auto it = trials_.begin(); it != trials_.end();) {
+      Trial& t = *it;
+      t.waiting.erase(
+          std::remove_if(
+              t.waiting.begin(), t.waiting.end(),
+              [&](int n) { return !c_.node(n).up || c_.WhoHasHash(n, "", t.key, t.holder); }),
+          t.waiting.end());
+      if (t.waiting.empty()) {
+        r->add_intervals.push_back(static_cast<double>(c_.now() - t.t0) /
+                                   static_cast<double>(interval));
+        it = trials_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+
+  // Every live node knows every other live node's current (epoch, version).
+  bool VersionsEverywhere() {
+    std::vector<int> live;
+    for (size_t i = 0; i < c_.size(); ++i) {
+      if (c_.node(static_cast<int>(i)).up) live.push_back(static_cast<int>(i));
+    }
+    for (int a : live) {
+      size_t matching = 0;
+      for (const PeerInfo& p : c_.engine(a).Peers(c_.now())) {
+        const int o = Index(p.node_id);
+        if (o < 0 || !c_.node(o).up) continue;
+        const Summary& want = c_.node(o).builder->current();
+        if (p.summary_epoch != want.epoch || p.version != want.version) return false;
+        ++matching;
+      }
+      if (matching + 1 != live.size()) return false;
+    }
+    return true;
+  }
+
+  static int Index(const std::string& id) {
+    if (id.size() < 5 || id.compare(0, 4, "node") != 0) return -1;
+    return std::stoi(id.substr(4));
+  }
+
+  size_t SampledFalseNegatives(size_t* checks) {
+    size_t misses = 0;
+    for (size_t h = 0; h < c_.size(); ++h) {
+      const int holder = static_cast<int>(h);
+      if (!c_.node(holder).up) continue;
+      for (int s = 0; s < o_.samples_per_node; ++s) {
+        const Window& w = windows_[holder];
+        const KeyHash key = NodeKey(holder, w.lo + rng_() % (w.hi - w.lo));
+        for (size_t a = 0; a < c_.size(); ++a) {
+          const int at = static_cast<int>(a);
+          if (at == holder || !c_.node(at).up) continue;
+          ++*checks;
+          if (!c_.WhoHasHash(at, "", key, holder)) ++misses;
+        }
+      }
+    }
+    return misses;
+  }
+
+  const LargeSimOptions o_;
+  SimCluster c_;
+  std::mt19937_64 rng_;
+  std::vector<Window> windows_;
+  std::vector<uint64_t> epochs_;
+  std::vector<Trial> trials_;
+  std::vector<std::vector<uint64_t>> types0_;  // bytes by type at the window's start
+};
+
+}  // namespace peerbloom::sim
+
+#endif  // PEERBLOOM_TESTS_UNIT_GOSSIP_LARGE_SIM_H_
