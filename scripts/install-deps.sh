@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages peerbloom builds and tests with, only those missing.
-# Usage: scripts/install-deps.sh [--with-squid] [--with-results]
+# Usage: scripts/install-deps.sh [--with-squid] [--with-results] [--with-bench]
 # --with-squid (what `make test` uses) adds the programs the integration tests run: Squid and
 # its origin server, the Prometheus server that scrapes a test cluster, and the packaging tools.
 set -euo pipefail
@@ -24,6 +24,11 @@ fi
 # make results (scripts/results.sh) plots with Debian's matplotlib.
 if [[ " $* " == *" --with-results "* ]]; then
   packages+=(python3-matplotlib)
+fi
+# make bench (scripts/bench.sh): the report's plots, and the shared-Redis-bitmap comparison.
+if [[ " $* " == *" --with-bench "* ]]; then
+  packages+=(python3-matplotlib)
+  packages+=(redis-server)
 fi
 
 missing=()
