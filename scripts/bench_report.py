@@ -8,6 +8,7 @@ The parsers read the benchmarks' human-readable lines with tolerant patterns: a 
 is missing or changed leaves its figure as "n/a" instead of failing the report.
 """
 import datetime
+import math
 import os
 import platform
 import re
@@ -24,6 +25,8 @@ OPTIMAL_BLOOM = 9.59  # bits/key of an optimal Bloom filter at 1 %: log2(e) log2
 BOUND = 6.64  # log2(1/p): the information-theoretic bound at 1 %
 TARGET_BPK = {"wire-lean": 8.2, "balanced": 9.1}
 DRAM_FACTOR = 1.5
+# One-sided 99.9 % tolerance of a measured FPR against its target, in standard errors.
+Z = 3.09
 
 
 def read(raw, name):
@@ -288,7 +291,7 @@ def section_ops(core):
                "operations are independent, so the CPU overlaps several misses: a figure below "
                "one DRAM access is possible and means that overlap. The target is checked "
                "against the 4 KiB-page figure, the pages a std::vector of counters gets.")
-    return out, dram
+    return out, dram, huge
 
 
 def section_who_has(wh, pi):
@@ -346,8 +349,11 @@ def section_control(ctl, rd):
     return out
 
 
-def section_sweep(sweeps, out_dir):
+def section_sweep(sweeps, absent, out_dir):
     out = ["## 4. Wire bits per key at 1 % over two octaves of n", ""]
+    # A summary sized for exactly 1 % measures above 1 % about half the time by chance alone:
+    # the tolerated excess is Z standard errors of a binomial proportion over the absent keys.
+    tol = Z * math.sqrt(0.01 * 0.99 / absent) * 100 if absent else 0.0
     checks = []
     for prof in ("wire-lean", "balanced"):
         pts = sweeps.get(prof, [])
@@ -356,12 +362,16 @@ def section_sweep(sweeps, out_dir):
             continue
         worst = max(p["exact_bpk"] for p in pts)
         fpr = max(p["exact_fpr"] for p in pts)
-        ok = worst <= TARGET_BPK[prof] and fpr <= 1.0
+        over = sum(p["exact_fpr"] > 1.0 for p in pts)
+        strict = worst <= TARGET_BPK[prof] and fpr <= 1.0
+        loose = worst <= TARGET_BPK[prof] and fpr <= 1.0 + tol
         checks.append("| %s: exact sizes, bits/key <= %.1f and FPR <= 1 %% at every n (%d..%d) | "
-                      "max %.3f bits/key, max FPR %.4f %% | %s |"
-                      % (prof, TARGET_BPK[prof], pts[0]["n"], pts[-1]["n"], worst, fpr,
-                         "yes" if ok else "**no**"))
-    out += ["| target | measured | met |", "|---|---|---|"] + checks + [""]
+                      "max %.3f bits/key, max FPR %.4f %% (%d of %d points above 1 %%) | %s | "
+                      "%s |" % (prof, TARGET_BPK[prof], pts[0]["n"], pts[-1]["n"], worst, fpr,
+                                over, len(pts), "yes" if strict else "**no**",
+                                "yes" if loose else "**no**"))
+    out += ["| target | measured | met, strictly | met within %.3f points (%.2f standard errors "
+            "over %d absent keys) |" % (tol, Z, absent or 0), "|---|---|---|---|"] + checks + [""]
     out.append("| n | wire-lean exact m | bits/key | FPR % | wire-lean 2^j | bits/key | balanced "
                "exact m | bits/key | FPR % | balanced 2^j | bits/key |")
     out.append("|---:|---|---:|---:|---|---:|---|---:|---:|---|---:|")
@@ -492,9 +502,8 @@ def section_classic(cl, out_dir):
         ax.bar(xs, ys, width, yerr=es, color="C%d" % j, label="m = %d" % m)
         ax.hlines(100 * by[(names[0], m)]["theory"], -0.5, len(names) - 0.5, colors="C%d" % j,
                   linestyles=":", label="theory at m = %d" % m)
-    ax.set_yscale("log")
     ax.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=8)
-    ax.set_ylabel("measured false-positive rate (%, log scale)")
+    ax.set_ylabel("measured false-positive rate (%)")
     ax.set_title("Same URLs, n = %d, k = %d: classic string hashes and peerbloom"
                  % (r0["n"], r0["k"]))
     ax.grid(True, axis="y", which="both", alpha=0.3)
@@ -505,7 +514,7 @@ def section_classic(cl, out_dir):
     return out
 
 
-def plot_ops(core, dram, out_dir):
+def plot_ops(core, dram, huge, out_dir):
     ops = [("cbf_add", "add"), ("cbf_remove", "remove"), ("cbf_may_contain_present", "has (held)"),
            ("cbf_may_contain_absent", "has (absent)"),
            ("cbf_may_contain_batch_absent", "has, batch")]
@@ -522,6 +531,8 @@ def plot_ops(core, dram, out_dir):
         ax.axhline(dram, color="k", lw=1, label="one DRAM access (4 KiB pages)")
         ax.axhline(DRAM_FACTOR * dram, color="k", lw=1, ls="--",
                    label="%.1f x DRAM access" % DRAM_FACTOR)
+    if huge:
+        ax.axhline(huge, color="0.5", lw=1, ls=":", label="one DRAM access (huge pages)")
     ax.set_xticks(range(len(groups)),
                   ["%s\nn=1e%d" % (p, len(str(n)) - 1) for p, n in groups], fontsize=7)
     ax.set_ylabel("ns per key (median)")
@@ -556,13 +567,14 @@ def main():
                  % (elapsed, ", ".join("%s %s s" % (label, fmt(seconds(raw, s), "%d"))
                                        for s, label in steps)))
     lines.append("")
-    ops, dram = section_ops(core)
+    ops, dram, huge = section_ops(core)
     lines += ops + ["", "![filter operations](bench-filter-ops.png)", ""]
-    plot_ops(core, dram, out_dir)
+    plot_ops(core, dram, huge, out_dir)
     lines += section_who_has(parse_who_has(read(raw, "who_has")),
                              parse_peer_index(read(raw, "peer_index")))
     lines += section_control(parse_control(read(raw, "control")), parse_redis(read(raw, "redis")))
-    lines += section_sweep(sweeps, out_dir)
+    absent = num(r"over (\d+) absent keys", read(raw, "summary"))
+    lines += section_sweep(sweeps, int(absent) if absent else None, out_dir)
     lines += section_delta(profiles)
     lines += section_gossip(parse_gossip(read(raw, "gossip")))
     lines += section_classic(parse_classic(read(raw, "classic_hash")), out_dir)
