@@ -10,7 +10,10 @@ build=${1:-build}
 keys=${2:-1000000}
 singles=${3:-20000}
 server=$(command -v redis-server || echo /usr/bin/redis-server)
-[[ -x $server ]] || { echo "redis_bitmap_bench: error: no redis-server (scripts/install-deps.sh --with-bench)" >&2; exit 1; }
+if [[ ! -x $server ]]; then
+  echo "redis_bitmap_bench: error: no redis-server (scripts/install-deps.sh --with-bench)" >&2
+  exit 1
+fi
 work=$(mktemp -d /tmp/peerbloom-redis.XXXXXX)
 pid=""
 cleanup() {
@@ -35,5 +38,6 @@ for _ in $(seq 20); do
   pid=""
 done
 [[ -n $pid ]] || { echo "redis_bitmap_bench: error: redis-server did not start" >&2; exit 1; }
-echo "redis-server $("$server" --version | sed -n 's/.*v=\([^ ]*\).*/\1/p') on 127.0.0.1:$port, no persistence"
+version=$("$server" --version | sed -n 's/.*v=\([^ ]*\).*/\1/p')
+echo "redis-server $version on 127.0.0.1:$port, no persistence"
 "$build/bench/redis_bitmap_bench" "$port" "$keys" "$singles"

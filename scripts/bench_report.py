@@ -401,7 +401,8 @@ def section_sweep(sweeps, absent, out_dir):
                     mfc="none", label="%s, power-of-two sizes" % name)
             ax.axhline(TARGET_BPK[name], color=color, lw=0.8, ls=":",
                        label="%s target %.1f" % (name, TARGET_BPK[name]))
-        ax.axhline(OPTIMAL_BLOOM, color="k", lw=1, label="optimal Bloom filter %.2f" % OPTIMAL_BLOOM)
+        ax.axhline(OPTIMAL_BLOOM, color="k", lw=1,
+                   label="optimal Bloom filter %.2f" % OPTIMAL_BLOOM)
         ax.axhline(BOUND, color="k", lw=1, ls="--", label="bound log2(1/p) %.2f" % BOUND)
         ax.set_xscale("log", base=2)
         ax.set_xlabel("keys n (log scale)")
