@@ -25,6 +25,7 @@ py=/usr/bin/python3
 [ -x "$py" ] || py=python3
 
 start=$SECONDS
+cut -d' ' -f1 /proc/loadavg >"$raw/load-start.txt" 2>/dev/null || true
 targets=(core_ops_bench who_has_bench peer_index_bench summary_bench gossip_sim_bench
          classic_hash_fpr_bench redis_bitmap_bench peerbloomd peerbloom_cli)
 echo "bench: building ${targets[*]} (Release, $build)"
@@ -62,6 +63,7 @@ step summary "$b/summary_bench"
 step gossip "$b/gossip_sim_bench"
 step classic_hash "$b/classic_hash_fpr_bench" --probes=1000000
 
+cut -d' ' -f1 /proc/loadavg >"$raw/load-end.txt" 2>/dev/null || true
 echo "bench: report"
 "$py" "$root/scripts/bench_report.py" "$raw" "$out" "$((SECONDS - start))" | tee "$raw/report.txt"
 echo "bench: wrote $out/bench.md and its plots; $((SECONDS - start)) s from the build's start" \

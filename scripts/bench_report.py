@@ -208,8 +208,11 @@ def machine(raw, build_type, compiler):
         "memory: %s GiB; transparent huge pages: %s" % (mem, thp),
         "OS: %s, kernel %s" % (osname, platform.release()),
         "compiler: %s; build type %s (its own build directory)" % (compiler, build_type),
-        "source: commit %s; generated %s UTC; load average at the end %.1f"
-        % (commit, datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"), os.getloadavg()[0]),
+        "source: commit %s; report generated %s UTC; load average (1 min) at the build's "
+        "start %s, after the last benchmark %s"
+        % (commit, datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"),
+           read(raw, "load-start").strip() or "n/a",
+           read(raw, "load-end").strip() or "%.1f" % os.getloadavg()[0]),
     ]
 
 
