@@ -200,7 +200,8 @@ def machine(raw, build_type, compiler):
     osname = sh(". /etc/os-release && echo $PRETTY_NAME")
     virt = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'")
     thp = sh("cat /sys/kernel/mm/transparent_hugepage/enabled")
-    commit = sh("git -C '%s' rev-parse --short HEAD" % os.path.dirname(os.path.abspath(__file__)))
+    commit = read(raw, "commit").strip() or sh(
+        "git -C '%s' rev-parse --short HEAD" % os.path.dirname(os.path.abspath(__file__)))
     return [
         "CPU: %s, %s cores online%s" % (cpu, os.cpu_count(),
                                         ", virtual machine (%s)" % virt if virt else ""),
