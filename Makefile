@@ -38,7 +38,7 @@ demo: demo-configure
 	@bash scripts/demo.sh $(BUILD_DIR)
 
 # docs/results/bench.md and its plots: the headline figures, one Release build and one run
-# (about 10 minutes on 2 cores; docs/benchmarks.md). bench-all prints every benchmark's own
+# (about 8 minutes on 2 idle cores; docs/benchmarks.md). bench-all prints every benchmark's own
 # figures instead.
 BENCH_DIR ?= build-bench
 bench:

@@ -6,7 +6,7 @@
 # --with-bench: matplotlib, redis-server; apt output goes to BUILD_DIR/bench.log).
 # Nothing here asserts time; a benchmark exits non-zero only on a correctness failure (a
 # false negative), and then the report is not written.
-# Usage: scripts/bench.sh [BUILD_DIR]   (default build-bench; about 10 minutes on 2 cores,
+# Usage: scripts/bench.sh [BUILD_DIR]   (default build-bench; about 8 minutes on 2 idle cores,
 # the build included)
 set -euo pipefail
 
