@@ -8,7 +8,8 @@ ifeq ($(PEERBLOOM_WERROR),1)
 CMAKE_FLAGS += -DPEERBLOOM_WERROR=ON
 endif
 
-.PHONY: all deps demo-deps configure demo-configure build test demo bench results fuzz fuzz-run soak \
+.PHONY: all deps demo-deps configure demo-configure build test demo bench bench-all results fuzz \
+	fuzz-run soak \
 	format clean
 
 all: build
@@ -36,8 +37,15 @@ demo: demo-configure
 	@cmake --build $(BUILD_DIR) -j$(JOBS) --target peerbloomd peerbloom_cli
 	@bash scripts/demo.sh $(BUILD_DIR)
 
-bench: build
-	@bash scripts/bench.sh $(BUILD_DIR)
+# docs/results/bench.md and its plots: the headline figures, one Release build and one run
+# (about 8 minutes on 2 idle cores; docs/benchmarks.md). bench-all prints every benchmark's own
+# figures instead.
+BENCH_DIR ?= build-bench
+bench:
+	@bash scripts/bench.sh $(BENCH_DIR)
+
+bench-all: build
+	@bash scripts/bench-all.sh $(BUILD_DIR)
 
 # docs/results/: the Summary Cache comparison's tables and plots (a few minutes on 2 cores).
 results: demo-configure
@@ -63,4 +71,4 @@ format:
 	@find lib daemon cli tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
 clean:
-	@rm -rf $(BUILD_DIR) build-fuzz
+	@rm -rf $(BUILD_DIR) build-fuzz $(BENCH_DIR)

@@ -1,39 +1,71 @@
 #!/usr/bin/env bash
-# Runs every benchmark and prints its figures. Nothing here asserts time; a benchmark exits
-# non-zero only on a correctness failure (for example a false negative).
-# Usage: scripts/bench.sh BUILD_DIR [--quick]
+# `make bench`: builds the benchmarks (Release, in their own build directory), runs the
+# headline ones one after another in the same run, prints one report and writes it to
+# docs/results/bench.md with its PNG plots (scripts/bench_report.py). docs/benchmarks.md says
+# what each figure is. Installs what it needs when missing (scripts/install-deps.sh
+# --with-bench: matplotlib, redis-server; apt output goes to BUILD_DIR/bench.log).
+# Nothing here asserts time; a benchmark exits non-zero only on a correctness failure (a
+# false negative), and then the report is not written.
+# Usage: scripts/bench.sh [BUILD_DIR]   (default build-bench; about 8 minutes on 2 idle cores,
+# the build included)
 set -euo pipefail
-build=${1:-build}
-quick=${2:-}
-cd "$(dirname "$0")/.."
 
-run() {
-  echo
-  echo "=== $*"
-  "$@"
-}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-build-bench}
+[[ $build = /* ]] || build=$root/$build
+out=$root/docs/results
+raw=$build/bench-raw
+log=$build/bench.log
+mkdir -p "$build" "$raw" "$out"
+: >"$log"
 
-cmake --build "$build" -j2 >/dev/null
-run "$build/bench/hash_bench"
-run "$build/bench/summary_bench" ${quick:+--quick}
-if [[ -n $quick ]]; then
-  run "$build/bench/peer_index_bench" 100000 65536
-  run "$build/bench/who_has_bench" 100000 65536
-  run "$build/bench/gossip_sim_bench" 100000 2000 200
-  run "$build/bench/relay_sim_bench" 1000 12
-  run "$build/bench/squid_bench"
-  run bash bench/control_bench.sh "$build" 100000
-  run bash bench/squid_helper_bench.sh "$build" 100000 100000
-  run bash bench/cluster_bench.sh "$build" 8 10000 10
-else
-  run "$build/bench/filter_bench"
-  run "$build/bench/peer_index_bench"
-  run "$build/bench/who_has_bench"
-  run "$build/bench/gossip_sim_bench"
-  run "$build/bench/relay_sim_bench"
-  run "$build/bench/squid_bench"
-  run bash bench/control_bench.sh "$build"
-  run bash bench/squid_helper_bench.sh "$build"
-  run bash bench/feed_bench.sh "$build"
-  run bash bench/cluster_bench.sh "$build"
+PEERBLOOM_APT_LOG=$log bash "$root/scripts/install-deps.sh" --with-bench
+# Debian's matplotlib belongs to Debian's python3, which a python on PATH (pyenv, venv) hides.
+py=/usr/bin/python3
+[ -x "$py" ] || py=python3
+
+start=$SECONDS
+cut -d' ' -f1 /proc/loadavg >"$raw/load-start.txt" 2>/dev/null || true
+git -C "$root" rev-parse --short HEAD >"$raw/commit.txt" 2>/dev/null || true
+targets=(core_ops_bench who_has_bench peer_index_bench summary_bench gossip_sim_bench
+         classic_hash_fpr_bench redis_bitmap_bench peerbloomd peerbloom_cli)
+echo "bench: building ${targets[*]} (Release, $build)"
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
 fi
+cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release "${launcher[@]}" >>"$log" 2>&1
+if ! cmake --build "$build" -j2 --target "${targets[@]}" >>"$log" 2>&1; then
+  echo "bench: error: the build failed; the end of $log:" >&2
+  tail -n 30 "$log" >&2
+  exit 1
+fi
+echo $((SECONDS - start)) >"$raw/build.s"
+
+# step NAME COMMAND...: runs it, its output to $raw/NAME.txt, its wall time to $raw/NAME.s.
+step() {
+  local name=$1 t0=$SECONDS
+  shift
+  echo "bench: $name"
+  if ! "$@" >"$raw/$name.txt" 2>>"$log"; then
+    echo "bench: error: $name failed; its output is in $raw/$name.txt, the end of $log:" >&2
+    tail -n 20 "$log" >&2
+    exit 1
+  fi
+  echo $((SECONDS - t0)) >"$raw/$name.s"
+}
+b=$build/bench
+step core_ops "$b/core_ops_bench" --dram-mib=1024 --reps=7 --max-n=10000000
+step who_has "$b/who_has_bench" 1000000 200000
+step peer_index "$b/peer_index_bench" 250000 262144
+step control bash "$root/bench/control_bench.sh" "$build" 1000000
+step redis bash "$root/bench/redis_bitmap_bench.sh" "$build" 1000000 20000
+step summary "$b/summary_bench"
+step gossip "$b/gossip_sim_bench"
+step classic_hash "$b/classic_hash_fpr_bench" --probes=1000000
+
+cut -d' ' -f1 /proc/loadavg >"$raw/load-end.txt" 2>/dev/null || true
+echo "bench: report"
+"$py" "$root/scripts/bench_report.py" "$raw" "$out" "$((SECONDS - start))" | tee "$raw/report.txt"
+echo "bench: wrote $out/bench.md and its plots; $((SECONDS - start)) s from the build's start" \
+  "(install excluded)"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages peerbloom builds and tests with, only those missing.
-# Usage: scripts/install-deps.sh [--with-squid] [--with-results]
+# Usage: scripts/install-deps.sh [--with-squid] [--with-results] [--with-bench]
 # --with-results adds what `make results` and the benchmarks' comparisons use.
 # --with-squid (what `make test` uses) adds the programs the integration tests run: Squid and
 # its origin server, the Prometheus server that scrapes a test cluster, and the packaging tools.
@@ -26,6 +26,11 @@ fi
 if [[ " $* " == *" --with-results "* ]]; then
   packages+=(python3-matplotlib)
   # bench/control_bench.sh times Redis GETBIT beside who-has.
+  packages+=(redis-server)
+fi
+# make bench (scripts/bench.sh): the report's plots, and the shared-Redis-bitmap comparison.
+if [[ " $* " == *" --with-bench "* ]]; then
+  packages+=(python3-matplotlib)
   packages+=(redis-server)
 fi
 
