@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "peerbloom/escape.h"
+#include "peerbloom/origin_sig.h"
 
 namespace peerbloom::client {
 namespace {
@@ -54,6 +55,33 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
+std::string PublicLine(const CurveKeyPair& pair) {
+  if (pair.sign_public_key.empty()) return pair.public_key;
+  return pair.public_key + " NODE-ID sign=" + pair.sign_public_key;
+}
+
+Status CheckSignKeys(const std::string& path, CurveKeyPair* pair) {
+  if (pair->sign_secret_key.empty()) {
+    if (!pair->sign_public_key.empty()) {
+      return Status::InvalidArgument("key file '" + path +
+                                     "' has 'sign-public-key' without 'sign-secret-key'");
+    }
+    return Status::Ok();
+  }
+  std::string secret, pub;
+  if (!Z85Decode32(pair->sign_secret_key, &secret).ok()) {
+    return Status::InvalidArgument("key file '" + path + "' has no valid 'sign-secret-key'");
+  }
+  PEERBLOOM_RETURN_IF_ERROR(SignPublicKeyOf(secret, &pub));
+  const std::string derived = Z85Encode32(pub);
+  if (!pair->sign_public_key.empty() && pair->sign_public_key != derived) {
+    return Status::InvalidArgument("key file '" + path +
+                                   "': 'sign-public-key' does not match 'sign-secret-key'");
+  }
+  pair->sign_public_key = derived;
+  return Status::Ok();
+}
+
 bool IsZ85Key(std::string_view text) {
   if (text.size() != kZ85KeyChars) return false;
   std::array<uint8_t, 32> bin;
@@ -73,6 +101,34 @@ Status GenerateCurveKeyPair(CurveKeyPair* out) {
   return Status::Ok();
 }
 
+std::string Z85Encode32(std::string_view raw) {
+  if (raw.size() != 32) return "";
+  char text[41] = {};
+  if (zmq_z85_encode(text, reinterpret_cast<const uint8_t*>(raw.data()), raw.size()) == nullptr) {
+    return "";
+  }
+  return text;
+}
+
+Status Z85Decode32(std::string_view text, std::string* raw) {
+  if (!IsZ85Key(text)) return Status::InvalidArgument("not a 40-character Z85 key");
+  std::string bin(32, '\0');
+  std::string copy(text);
+  if (zmq_z85_decode(reinterpret_cast<uint8_t*>(bin.data()), copy.c_str()) == nullptr) {
+    return Status::InvalidArgument("not a 40-character Z85 key");
+  }
+  *raw = std::move(bin);
+  return Status::Ok();
+}
+
+Status GenerateSignKeys(CurveKeyPair* out) {
+  std::string pub, sec;
+  PEERBLOOM_RETURN_IF_ERROR(GenerateSignKeyPair(&pub, &sec));
+  out->sign_public_key = Z85Encode32(pub);
+  out->sign_secret_key = Z85Encode32(sec);
+  return Status::Ok();
+}
+
 Status PublicKeyOf(const std::string& secret_key, std::string* public_key) {
   if (!IsZ85Key(secret_key)) return Status::InvalidArgument("not a Z85 CURVE key");
   char pub[41] = {};
@@ -88,9 +144,12 @@ Status WriteKeyFile(const std::string& path, const CurveKeyPair& pair, bool over
       "# peerbloom CURVE key pair. Keep this file secret: anyone holding it can join the\n"
       "# cluster as this node. Share only the public key (" +
       path + ".pub).\n" + "public-key = " + pair.public_key + "\nsecret-key = " + pair.secret_key +
-      "\n";
+      "\n" +
+      (pair.sign_secret_key.empty() ? ""
+                                    : "sign-public-key = " + pair.sign_public_key +
+                                          "\nsign-secret-key = " + pair.sign_secret_key + "\n");
   PEERBLOOM_RETURN_IF_ERROR(WriteNewFile(path, text, 0600, overwrite));
-  return WriteNewFile(path + ".pub", pair.public_key + "\n", 0644, overwrite);
+  return WriteNewFile(path + ".pub", PublicLine(pair) + "\n", 0644, overwrite);
 }
 
 Status ReadKeyFile(const std::string& path, CurveKeyPair* out) {
@@ -118,13 +177,16 @@ Status ReadKeyFile(const std::string& path, CurveKeyPair* out) {
       *dst = std::string(Trim(rest.substr(1)));
       return true;
     };
-    if (value_of("public-key", &pair.public_key) || value_of("secret-key", &pair.secret_key)) {
+    if (value_of("public-key", &pair.public_key) || value_of("secret-key", &pair.secret_key) ||
+        value_of("sign-public-key", &pair.sign_public_key) ||
+        value_of("sign-secret-key", &pair.sign_secret_key)) {
       continue;
     }
     if (l.empty() || l.front() == '#') continue;
     return Status::InvalidArgument(path + ":" + std::to_string(number) +
                                    ": expected 'public-key = KEY' or 'secret-key = KEY'");
   }
+  PEERBLOOM_RETURN_IF_ERROR(CheckSignKeys(path, &pair));
   if (!IsZ85Key(pair.secret_key)) {
     return Status::InvalidArgument("key file '" + path + "' has no valid 'secret-key'");
   }
@@ -135,6 +197,18 @@ Status ReadKeyFile(const std::string& path, CurveKeyPair* out) {
                                    "': 'public-key' does not match 'secret-key'");
   }
   pair.public_key = derived;
+  *out = std::move(pair);
+  return Status::Ok();
+}
+
+Status AddSignKeys(const std::string& path, CurveKeyPair* out) {
+  CurveKeyPair pair;
+  PEERBLOOM_RETURN_IF_ERROR(ReadKeyFile(path, &pair));
+  if (!pair.sign_secret_key.empty()) {
+    return Status::InvalidArgument("key file '" + path + "' already has sign keys");
+  }
+  PEERBLOOM_RETURN_IF_ERROR(GenerateSignKeys(&pair));
+  PEERBLOOM_RETURN_IF_ERROR(WriteKeyFile(path, pair, /*overwrite=*/true));
   *out = std::move(pair);
   return Status::Ok();
 }

@@ -36,6 +36,7 @@
 
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
+#include "peerbloom/origin_sig.h"
 #include "peerbloom/peer_match.h"
 #include "peerbloom/status.h"
 #include "peerbloom/summary.h"
@@ -92,6 +93,18 @@ struct GossipOptions {
   // push) so a burst of joiners costs one encoding per summary; beyond it, encode each time.
   size_t encoded_cache_bytes = size_t{64} << 20;
   WireLimits wire_limits;
+
+  // Additions: signed origins (docs/security.md, "Signed origins").
+  // Default: null. This node's Ed25519 signer: its summaries, deltas and epoch certificate
+  // carry its signature. Without one it sends them unsigned.
+  std::shared_ptr<const OriginSigner> signer;
+  // Default: null (no keys). The sign keys of the members. Summaries, deltas and relayed
+  // epochs of an origin that has keys here are taken only with a valid signature by one of
+  // them; those of an origin without keys are taken unsigned unless require_signatures.
+  std::shared_ptr<const SignKeyRing> sign_keys;
+  // Default: false. Refuse summaries, deltas and relayed epochs of origins without a sign key
+  // (a cluster where every node signs). REQUIRES: a signer.
+  bool require_signatures = false;
 };
 
 // InvalidArgument naming the first bad field of `options`, Ok otherwise. The GossipEngine
@@ -178,6 +191,10 @@ struct GossipStats {
   uint64_t imports_out = 0;      // imported digest frames sent
   uint64_t imports_refused = 0;  // frames refused for a digest the Squid decoder refused
   uint64_t imports_expired = 0;  // imports dropped for want of a refresh
+  // Signed origins.
+  uint64_t signatures_verified = 0;  // origin signatures checked and found valid
+  uint64_t signatures_refused = 0;   // summaries and deltas refused: unsigned or bad signature
+  uint64_t epochs_refused = 0;       // relayed epochs refused: no valid epoch certificate
 };
 
 class GossipEngine {
