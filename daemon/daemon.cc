@@ -93,7 +93,9 @@ Status Daemon::LoadKeys(std::set<std::string>* authorized) {
                                    config_.key_file + "')");
   }
   if (!config_.authorized_keys.empty()) {
-    PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config_.authorized_keys, authorized));
+    std::vector<client::AuthorizedKey> listed;
+    PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config_.authorized_keys, &listed));
+    for (const client::AuthorizedKey& key : listed) authorized->insert(key.curve_key);
   }
   for (const Seed& seed : config_.seeds) {
     if (!seed.public_key.empty()) authorized->insert(seed.public_key);

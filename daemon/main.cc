@@ -57,7 +57,7 @@ Status CheckFiles(Config config) {
   peerbloom::client::CurveKeyPair keys;
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::client::ReadKeyFile(config.key_file, &keys));
   if (!config.authorized_keys.empty()) {
-    std::set<std::string> authorized;
+    std::vector<peerbloom::client::AuthorizedKey> authorized;
     PEERBLOOM_RETURN_IF_ERROR(
         peerbloom::client::ReadAuthorizedKeys(config.authorized_keys, &authorized));
   }

@@ -7,14 +7,17 @@
 //   secret-key = <40 Z85 characters>
 //   sign-public-key = <40 Z85 characters>   (optional: the node's Ed25519 key pair, which
 //   sign-secret-key = <40 Z85 characters>    signs what it originates; docs/security.md)
-// authorized_keys: one key per line, optionally followed by whitespace and a comment;
-// blank lines and lines starting with '#' (that are not a key) are ignored.
+// authorized_keys (format 2): one line per admitted key,
+//   CURVE-KEY NODE-ID [sign=Z85] [endpoint=tcp://HOST:PORT] [# comment]
+// binding the CURVE public key to the node id it may speak for. Blank lines and lines
+// starting with '#' are ignored. Several lines may name the same node id (key rotation).
 #ifndef PEERBLOOM_CLIENT_CURVE_KEYS_H_
 #define PEERBLOOM_CLIENT_CURVE_KEYS_H_
 
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "peerbloom/status.h"
 
@@ -54,10 +57,22 @@ std::string PublicLine(const CurveKeyPair& pair);
 // Adds fresh sign keys to an existing key file (kept otherwise as it was). AlreadyExists-like
 // InvalidArgument when it has them.
 Status AddSignKeys(const std::string& path, CurveKeyPair* out);
-// Parses an authorized_keys file into Z85 keys. Errors name "file:line:".
-Status ReadAuthorizedKeys(const std::string& path, std::set<std::string>* out);
+// One line of authorized_keys.
+struct AuthorizedKey {
+  std::string curve_key;  // Z85, 40 chars
+  std::string node_id;    // the node this key speaks for
+  std::string sign_key;   // Z85 Ed25519 public key (40 chars), empty when not given
+  std::string endpoint;   // contact endpoint, empty when not given
+  size_t line = 0;
+};
+
+// Parses authorized_keys text, in file order. Errors name "file:line:". A CURVE key may
+// appear on one line only; a node id on several (each of its keys is admitted).
 Status ParseAuthorizedKeys(std::string_view text, const std::string& path,
-                           std::set<std::string>* out);
+                           std::vector<AuthorizedKey>* out);
+Status ReadAuthorizedKeys(const std::string& path, std::vector<AuthorizedKey>* out);
+// Whether `endpoint` is "tcp://HOST:PORT" with a non-empty host and a port in 1..65535.
+bool IsContactEndpoint(std::string_view endpoint);
 
 }  // namespace peerbloom::client
 
