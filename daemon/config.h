@@ -111,6 +111,10 @@ struct Config {
   std::string key_file;
   // Default: "" (only seed keys are admitted). One Z85 public key per line.
   std::string authorized_keys;
+  // Default: false. Refuse summaries, deltas and relayed epochs of nodes without a `sign=`
+  // key in authorized_keys; needs curve and sign keys in key_file. Nodes that have one must
+  // sign whatever this says (docs/security.md, "Signed origins").
+  bool require_signatures = false;
 
   // Default: none.
   std::vector<FeedConfig> feeds;

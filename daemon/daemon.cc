@@ -16,6 +16,7 @@
 
 #include "daemon/epoch_floor.h"
 #include "daemon/log_format.h"
+#include "daemon/origin_keys.h"
 #include "daemon/relay_purge.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
@@ -162,6 +163,7 @@ Status Daemon::StartGossip(uint64_t epoch) {
   o.rng_seed = std::random_device{}() ^ (epoch << 16);
   o.limits.max_encoded_bytes = static_cast<size_t>(config_.max_message_bytes);
   o.wire_limits.max_frame_bytes = static_cast<size_t>(config_.max_message_bytes);
+  PEERBLOOM_RETURN_IF_ERROR(LoadOriginKeys(config_, keys_, &o));
   PEERBLOOM_RETURN_IF_ERROR(ValidateGossipOptions(o));
   engine_ = std::make_unique<GossipEngine>(std::move(o));
   publish_policy_ = PublishPolicy({config_.publish_threshold, config_.gossip_interval_ms});

@@ -3,6 +3,8 @@
 
 #include <string>
 
+#include "peerbloom/byte_io.h"
+
 namespace peerbloom {
 namespace {
 
@@ -38,7 +40,39 @@ OriginClaim EpochClaim(std::string_view origin, uint64_t epoch) {
   return c;
 }
 
+// Import: SHA-256(origin str8 | source_url str8 | fetched_unix_ms u64 | digest bytes).
+// Withdrawal: SHA-256(origin str8). The lifetime is left out: relays send what is left of it.
+OriginClaim ImportClaim(const ImportedDigestEntry& e) {
+  OriginClaim c;
+  const bool withdrawn = (e.flags & kImportWithdrawn) != 0;
+  c.kind = withdrawn ? SignedKind::kImportWithdrawn : SignedKind::kImport;
+  c.origin = e.importer;
+  c.version = e.version;
+  std::string body;
+  PutStr8(&body, e.origin);
+  if (!withdrawn) {
+    PutStr8(&body, e.source_url);
+    PutU64(&body, e.fetched_unix_ms);
+    body.append(e.digest);
+  }
+  c.body_hash = Sha256(body);
+  return c;
+}
+
 }  // namespace
+
+std::string SignImportWith(const OriginSigner* signer, uint64_t cluster_tag,
+                           const ImportedDigestEntry& entry) {
+  std::string sig;
+  if (signer != nullptr) (void)signer->Sign(cluster_tag, ImportClaim(entry), &sig);
+  return sig;
+}
+
+Status OriginSigs::CheckImport(const ImportedDigestEntry& e) {
+  if ((e.flags & (kImportHasDigest | kImportWithdrawn)) == 0) return Status::Ok();
+  if ((keys_ == nullptr || !keys_->Has(e.importer)) && !require_) return Status::Ok();
+  return Check(ImportClaim(e), e.signature, "import of '" + e.origin + "' by");
+}
 
 OriginSigs::OriginSigs(const GossipOptions& options, GossipStats* stats)
     : cluster_tag_(options.cluster_tag),

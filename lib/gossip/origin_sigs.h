@@ -30,6 +30,9 @@ std::string SignDeltaWith(const OriginSigner* signer, uint64_t cluster_tag,
                           std::string_view state_sig);
 std::string SignEpochWith(const OriginSigner* signer, uint64_t cluster_tag, std::string_view origin,
                           uint64_t epoch);
+// The importer's signature of an import (kImportHasDigest) or withdrawal (kImportWithdrawn).
+std::string SignImportWith(const OriginSigner* signer, uint64_t cluster_tag,
+                           const ImportedDigestEntry& entry);
 
 class OriginSigs {
  public:
@@ -42,6 +45,8 @@ class OriginSigs {
   Status CheckFull(const Summary& summary, std::string_view state_sig);
   Status CheckDelta(const SummaryDelta& delta, std::string_view codec_bytes,
                     std::string_view state_sig, std::string_view delta_sig);
+  // An imported digest or withdrawal, signed by its importer; announcements pass.
+  Status CheckImport(const ImportedDigestEntry& entry);
   // Whether a relayed `epoch` of `origin`, newer than the one known, may be adopted: a valid
   // certificate (remembered), or an origin without keys in a cluster that does not require
   // signatures. Counted when refused.

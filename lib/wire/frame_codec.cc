@@ -135,7 +135,10 @@ Status DecodeHeader(ByteReader* r, WireHeader* h) {
   }
   uint8_t type = 0;
   if (!r->ReadU8(&h->version) || !r->ReadU8(&h->min_reader_version)) return Truncated("version");
-  if (h->min_reader_version == 0 || h->min_reader_version > h->version) {
+  // Writers of versions 1 and 2 write minimum reader 1: any other value is not theirs.
+  const bool known_version = h->version <= kWireVersion;
+  if (h->min_reader_version == 0 || h->min_reader_version > h->version ||
+      (known_version && h->min_reader_version != kWireMinReaderVersion)) {
     return Status::Corruption("bad frame version '" + std::to_string(h->version) +
                               "' with minimum reader '" + std::to_string(h->min_reader_version) +
                               "'");
@@ -290,7 +293,7 @@ Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
     case WireType::kGraft:
       return DecodeOrigins(r, limits, &out->origins);
     case WireType::kImportedDigest:
-      return wire_internal::DecodeImportBody(r, limits, &out->imports);
+      return wire_internal::DecodeImportBody(r, limits, out->header.version, &out->imports);
   }
   return Status::NotSupported("unknown message type '" +
                               std::to_string(static_cast<unsigned>(out->header.type)) + "'");
@@ -419,8 +422,13 @@ Status EncodeImportedDigestFrame(const WireHeader& header,
                                  std::string* out) {
   PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
   PEERBLOOM_RETURN_IF_ERROR(wire_internal::ValidateImportEntries(entries, WireLimits()));
+  for (const ImportedDigestEntry& e : entries) {
+    if (LayoutVersion(header) < 2 && !e.signature.empty()) {
+      return Status::InvalidArgument("import signature in a version 1 frame");
+    }
+  }
   AppendHeader(header, WireType::kImportedDigest, out);
-  wire_internal::AppendImportBody(entries, out);
+  wire_internal::AppendImportBody(entries, LayoutVersion(header), out);
   return Status::Ok();
 }
 

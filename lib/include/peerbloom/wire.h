@@ -140,6 +140,9 @@ struct ImportedDigestEntry {
   std::string source_url;        // IsValidEndpoint: where the importer fetches it
   uint8_t flags = 0;             // kImportHasDigest | kImportWithdrawn
   std::string_view digest;       // with kImportHasDigest: 1..kMaxImportedDigestBytes bytes
+  // Addition (version 2). Empty, or the importer's 64-byte Ed25519 signature of the import
+  // (SignedKind::kImport) or withdrawal (kImportWithdrawn); announcements carry none.
+  std::string_view signature;
 };
 
 // A decoded frame. `summary_bytes` points into the decoded input and is valid only while it
