@@ -17,6 +17,7 @@
 #include "daemon/config.h"
 #include "daemon/daemon.h"
 #include "daemon/log_format.h"
+#include "daemon/origin_keys.h"
 #include "daemon/sd_notify.h"
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/escape.h"
@@ -52,16 +53,16 @@ int Fatal(const std::string& message) {
 }
 
 Status CheckFiles(Config config) {
-  if (!config.curve) return Status::Ok();
-  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ResolveSeedKeys(&config));
   peerbloom::client::CurveKeyPair keys;
+  if (!config.curve) return peerbloom::daemon::CheckSigningConfig(config, keys);
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ResolveSeedKeys(&config));
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::client::ReadKeyFile(config.key_file, &keys));
   if (!config.authorized_keys.empty()) {
     std::vector<peerbloom::client::AuthorizedKey> authorized;
     PEERBLOOM_RETURN_IF_ERROR(
         peerbloom::client::ReadAuthorizedKeys(config.authorized_keys, &authorized));
   }
-  return Status::Ok();
+  return peerbloom::daemon::CheckSigningConfig(config, keys);
 }
 
 void SetUpLogging(const Config& config, bool foreground) {

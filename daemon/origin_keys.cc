@@ -13,17 +13,11 @@ namespace {
 
 Status LoadSigner(const Config& config, const client::CurveKeyPair& keys, GossipOptions* o) {
   if (keys.sign_secret_key.empty()) {
-    if (!config.require_signatures) {
-      spdlog::warn(
-          "key file '{}' has no sign keys: this node's summaries go unsigned "
-          "(add them with 'peerbloom keygen --add-sign-key {}')",
-          config.key_file, config.key_file);
-      return Status::Ok();
-    }
-    return Status::InvalidArgument("key file '" + config.key_file +
-                                   "' has no sign keys, needed by 'require_signatures' (add "
-                                   "them with 'peerbloom keygen --add-sign-key " +
-                                   config.key_file + "')");
+    spdlog::warn(
+        "key file '{}' has no sign keys: this node's summaries go unsigned "
+        "(add them with 'peerbloom keygen --add-sign-key {}')",
+        config.key_file, config.key_file);
+    return Status::Ok();
   }
   std::string secret;
   PEERBLOOM_RETURN_IF_ERROR(client::Z85Decode32(keys.sign_secret_key, &secret));
@@ -34,8 +28,9 @@ Status LoadSigner(const Config& config, const client::CurveKeyPair& keys, Gossip
 }
 
 Status LoadRing(const Config& config, const GossipOptions& o, SignKeyRing* ring) {
-  if (o.signer != nullptr)
+  if (o.signer != nullptr) {
     PEERBLOOM_RETURN_IF_ERROR(ring->Add(config.node_id, o.signer->public_key()));
+  }
   if (config.authorized_keys.empty()) return Status::Ok();
   std::vector<client::AuthorizedKey> listed;
   PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config.authorized_keys, &listed));
@@ -54,14 +49,22 @@ Status LoadRing(const Config& config, const GossipOptions& o, SignKeyRing* ring)
 
 }  // namespace
 
-Status LoadOriginKeys(const Config& config, const client::CurveKeyPair& keys, GossipOptions* o) {
-  o->require_signatures = config.require_signatures;
-  if (!config.curve) {
-    if (config.require_signatures) {
-      return Status::InvalidArgument("'require_signatures' needs 'curve = true'");
-    }
-    return Status::Ok();
+Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys) {
+  if (!config.require_signatures) return Status::Ok();
+  if (!config.curve) return Status::InvalidArgument("'require_signatures' needs 'curve = true'");
+  if (keys.sign_secret_key.empty()) {
+    return Status::InvalidArgument("key file '" + config.key_file +
+                                   "' has no sign keys, needed by 'require_signatures' (add "
+                                   "them with 'peerbloom keygen --add-sign-key " +
+                                   config.key_file + "')");
   }
+  return Status::Ok();
+}
+
+Status LoadOriginKeys(const Config& config, const client::CurveKeyPair& keys, GossipOptions* o) {
+  PEERBLOOM_RETURN_IF_ERROR(CheckSigningConfig(config, keys));
+  o->require_signatures = config.require_signatures;
+  if (!config.curve) return Status::Ok();
   PEERBLOOM_RETURN_IF_ERROR(LoadSigner(config, keys, o));
   auto ring = std::make_shared<SignKeyRing>();
   PEERBLOOM_RETURN_IF_ERROR(LoadRing(config, *o, ring.get()));

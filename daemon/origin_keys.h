@@ -15,6 +15,8 @@ namespace peerbloom::daemon {
 // authorized_keys, and this node's own) and o->require_signatures. InvalidArgument when
 // require_signatures cannot be met: CURVE off, or a key file without sign keys.
 Status LoadOriginKeys(const Config& config, const client::CurveKeyPair& keys, GossipOptions* o);
+// The checks of LoadOriginKeys that can fail, without loading or logging (--check-config).
+Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys);
 
 }  // namespace peerbloom::daemon
 

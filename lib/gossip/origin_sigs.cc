@@ -71,7 +71,10 @@ std::string SignImportWith(const OriginSigner* signer, uint64_t cluster_tag,
 Status OriginSigs::CheckImport(const ImportedDigestEntry& e) {
   if ((e.flags & (kImportHasDigest | kImportWithdrawn)) == 0) return Status::Ok();
   if ((keys_ == nullptr || !keys_->Has(e.importer)) && !require_) return Status::Ok();
-  return Check(ImportClaim(e), e.signature, "import of '" + e.origin + "' by");
+  const OriginClaim claim = ImportClaim(e);
+  return Check(claim, e.signature,
+               "import of '" + e.origin + "' version '" + std::to_string(e.version) + "' by '" +
+                   e.importer + "'");
 }
 
 OriginSigs::OriginSigs(const GossipOptions& options, GossipStats* stats)
@@ -103,7 +106,7 @@ std::string SignEpochWith(const OriginSigner* signer, uint64_t cluster_tag, std:
   return sig;
 }
 
-Status OriginSigs::Check(const OriginClaim& claim, std::string_view sig, std::string_view what) {
+Status OriginSigs::Check(const OriginClaim& claim, std::string_view sig, std::string_view subject) {
   SigVerdict v = SigVerdict::kNoKey;
   if (keys_ != nullptr) v = keys_->Verify(cluster_tag_, claim, sig);
   if (v == SigVerdict::kValid) {
@@ -112,22 +115,26 @@ Status OriginSigs::Check(const OriginClaim& claim, std::string_view sig, std::st
   }
   if (v == SigVerdict::kNoKey && !require_) return Status::Ok();
   ++stats_->signatures_refused;
-  return Status::InvalidArgument(std::string(what) + " of '" + std::string(claim.origin) +
-                                 "' epoch '" + std::to_string(claim.epoch) + "' version '" +
-                                 std::to_string(claim.version) +
-                                 "': " + std::string(SigVerdictName(v)));
+  return Status::InvalidArgument(std::string(subject) + ": " + std::string(SigVerdictName(v)));
+}
+
+std::string OriginSigs::Subject(std::string_view what, const OriginClaim& claim) {
+  return std::string(what) + " of '" + std::string(claim.origin) + "' epoch '" +
+         std::to_string(claim.epoch) + "' version '" + std::to_string(claim.version) + "'";
 }
 
 Status OriginSigs::CheckFull(const Summary& summary, std::string_view state_sig) {
   // Hashing the state costs O(filter): skip it when the verdict cannot depend on it.
   if ((keys_ == nullptr || !keys_->Has(summary.origin)) && !require_) return Status::Ok();
-  return Check(StateClaim(summary), state_sig, "full summary");
+  const OriginClaim claim = StateClaim(summary);
+  return Check(claim, state_sig, Subject("full summary", claim));
 }
 
 Status OriginSigs::CheckDelta(const SummaryDelta& delta, std::string_view codec_bytes,
                               std::string_view state_sig, std::string_view delta_sig) {
   if ((keys_ == nullptr || !keys_->Has(delta.origin)) && !require_) return Status::Ok();
-  return Check(DeltaClaim(delta, codec_bytes, state_sig), delta_sig, "delta");
+  const OriginClaim claim = DeltaClaim(delta, codec_bytes, state_sig);
+  return Check(claim, delta_sig, Subject("delta", claim));
 }
 
 bool OriginSigs::AdmitEpoch(std::string_view origin, uint64_t epoch, std::string_view cert) {

@@ -60,7 +60,9 @@ class OriginSigs {
     std::string sig;
   };
   // Ok for a valid signature or an origin that may go unsigned.
-  Status Check(const OriginClaim& claim, std::string_view sig, std::string_view what);
+  // `subject` names the message in the refusal: "<subject>: <verdict>".
+  Status Check(const OriginClaim& claim, std::string_view sig, std::string_view subject);
+  static std::string Subject(std::string_view what, const OriginClaim& claim);
 
   const uint64_t cluster_tag_;
   const std::shared_ptr<const SignKeyRing> keys_;

@@ -289,5 +289,21 @@ TEST_F(AttackSign, ReplayedOldSummaryIsRefused) {
   ExpectVictimListedEverywhere();
 }
 
+// A daemon told to require signatures without sign keys refuses to start, and says how.
+TEST(SignedOriginsConfig, RequireSignaturesWithoutSignKeysRefusesToStart) {
+  Cluster cluster;
+  Node* n = cluster.AddNode("unsigned");
+  NodeOptions o;
+  o.extra = "require_signatures = true";
+  EXPECT_FALSE(n->Start(o, {}));
+  const std::string key_file = cluster.dir() + "/unsigned.key";
+  EXPECT_NE(n->log_tail().find("key file '" + key_file +
+                               "' has no sign keys, needed by 'require_signatures' (add them "
+                               "with 'peerbloom keygen --add-sign-key " +
+                               key_file + "')"),
+            std::string::npos)
+      << n->log_tail();
+}
+
 }  // namespace
 }  // namespace peerbloom::testing
