@@ -64,7 +64,7 @@ TEST_F(CurveKeysTest, MismatchedPublicKeyIsRefused) {
   ASSERT_TRUE(GenerateCurveKeyPair(&a).ok());
   ASSERT_TRUE(GenerateCurveKeyPair(&b).ok());
   const std::string path = dir_ + "/node.key";
-  ASSERT_TRUE(WriteKeyFile(path, {b.public_key, a.secret_key}, false).ok());
+  ASSERT_TRUE(WriteKeyFile(path, {b.public_key, a.secret_key, "", ""}, false).ok());
   CurveKeyPair read;
   EXPECT_EQ(ReadKeyFile(path, &read).message(),
             "key file '" + path + "': 'public-key' does not match 'secret-key'");

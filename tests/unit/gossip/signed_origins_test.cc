@@ -28,7 +28,9 @@ struct Keys {
     std::unique_ptr<OriginSigner> signer;
     EXPECT_TRUE(OriginSigner::Create(sec, &signer).ok());
     signers[id] = std::move(signer);
-    if (listed) EXPECT_TRUE(ring->Add(id, pub).ok());
+    if (listed) {
+      EXPECT_TRUE(ring->Add(id, pub).ok());
+    }
   }
 };
 
