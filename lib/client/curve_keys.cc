@@ -152,7 +152,7 @@ Status WriteKeyFile(const std::string& path, const CurveKeyPair& pair, bool over
                                     : "sign-public-key = " + pair.sign_public_key +
                                           "\nsign-secret-key = " + pair.sign_secret_key + "\n");
   PEERBLOOM_RETURN_IF_ERROR(WriteNewFile(path, text, 0600, overwrite));
-  return WriteNewFile(path + ".pub", PublicLine(pair) + "\n", 0644, overwrite);
+  return WriteNewFile(path + ".pub", pair.public_key + "\n", 0644, overwrite);
 }
 
 Status ReadKeyFile(const std::string& path, CurveKeyPair* out) {

@@ -51,8 +51,9 @@ Status WriteKeyFile(const std::string& path, const CurveKeyPair& pair, bool over
 Status ReadKeyFile(const std::string& path, CurveKeyPair* out);
 // Derives (and checks) pair->sign_public_key from sign_secret_key; Ok when both are empty.
 Status CheckSignKeys(const std::string& path, CurveKeyPair* pair);
-// What the `.pub` file holds: the CURVE public key, and with sign keys the authorized_keys
-// line to complete with the node id: "KEY NODE-ID sign=SIGNKEY".
+// The authorized_keys line of the pair, to complete with the node id: "KEY NODE-ID" and, with
+// sign keys, " sign=SIGNKEY". (The `.pub` file holds the CURVE public key alone, as seed
+// entries and scripts read it.)
 std::string PublicLine(const CurveKeyPair& pair);
 // Adds fresh sign keys to an existing key file (kept otherwise as it was). AlreadyExists-like
 // InvalidArgument when it has them.
