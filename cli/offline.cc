@@ -147,24 +147,42 @@ int RunInspect(const GlobalOptions& g, const std::string& path) {
   return 0;
 }
 
-int RunKeygen(const GlobalOptions& g, const std::string& output, bool force) {
+int RunKeygen(const GlobalOptions& g, const std::string& output, bool force,
+              const std::string& add_sign_key) {
   client::CurveKeyPair pair;
-  Status s = client::GenerateCurveKeyPair(&pair);
-  if (!s.ok()) return Error(s);
+  Status s;
+  if (!add_sign_key.empty()) {
+    s = client::AddSignKeys(add_sign_key, &pair);
+    if (!s.ok()) return Error(s);
+  } else {
+    s = client::GenerateCurveKeyPair(&pair);
+    if (s.ok()) s = client::GenerateSignKeys(&pair);
+    if (!s.ok()) return Error(s);
+  }
   if (!output.empty()) {
     s = client::WriteKeyFile(output, pair, force);
     if (!s.ok()) return Error(s.message() + (force ? "" : " (use --force to overwrite)"));
   }
+  const std::string written = add_sign_key.empty() ? output : add_sign_key;
   if (g.json) {
-    json out = {{"public_key", pair.public_key}};
-    if (output.empty()) out["secret_key"] = pair.secret_key;
+    json out = {{"public_key", pair.public_key},
+                {"sign_public_key", pair.sign_public_key},
+                {"authorized_keys_line", client::PublicLine(pair)}};
+    if (written.empty()) {
+      out["secret_key"] = pair.secret_key;
+      out["sign_secret_key"] = pair.sign_secret_key;
+    }
     std::printf("%s\n", out.dump(2).c_str());
-  } else if (output.empty()) {
-    std::printf("public-key = %s\nsecret-key = %s\n", pair.public_key.c_str(),
-                pair.secret_key.c_str());
+  } else if (written.empty()) {
+    std::printf("public-key = %s\nsecret-key = %s\nsign-public-key = %s\nsign-secret-key = %s\n",
+                pair.public_key.c_str(), pair.secret_key.c_str(), pair.sign_public_key.c_str(),
+                pair.sign_secret_key.c_str());
   } else {
-    std::printf("wrote %s (secret, mode 0600) and %s\npublic key: %s\n", QuotePath(output).c_str(),
-                QuotePath(output + ".pub").c_str(), pair.public_key.c_str());
+    std::printf(
+        "wrote %s (secret, mode 0600) and %s\npublic key: %s\nsign key: %s\n"
+        "authorized_keys line: %s\n",
+        QuotePath(written).c_str(), QuotePath(written + ".pub").c_str(), pair.public_key.c_str(),
+        pair.sign_public_key.c_str(), client::PublicLine(pair).c_str());
   }
   return 0;
 }
@@ -195,7 +213,11 @@ Runner SetUpKeygen(CLI::App* sub, const GlobalOptions* g) {
   sub->add_option("-o,--output", *output,
                   "key file to write (FILE and FILE.pub); prints the pair when absent");
   sub->add_flag("--force", *force, "overwrite existing files");
-  return [g, output, force] { return RunKeygen(*g, *output, *force); };
+  auto add_sign_key = std::make_shared<std::string>();
+  sub->add_option("--add-sign-key", *add_sign_key,
+                  "add Ed25519 sign keys to the existing key FILE (for signed origins)")
+      ->excludes("--output");
+  return [g, output, force, add_sign_key] { return RunKeygen(*g, *output, *force, *add_sign_key); };
 }
 
 }  // namespace peerbloom::cli

@@ -122,6 +122,10 @@ struct Config {
   // that clients of a tcp control endpoint send with every request (created at start, mode
   // 0600, when missing).
   std::string control_token_file;
+  // Default: false. Refuse summaries, deltas and relayed epochs of nodes without a `sign=`
+  // key in authorized_keys; needs curve and sign keys in key_file. Nodes that have one must
+  // sign whatever this says (docs/security.md, "Signed origins").
+  bool require_signatures = false;
 
   // Default: none.
   std::vector<FeedConfig> feeds;

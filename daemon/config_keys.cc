@@ -220,6 +220,11 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.String(n, key, &p.c().authorized_keys);
      }},
+    {"require_signatures", "bool", "false",
+     "refuse what nodes without a sign key originate, not only forged signatures",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Bool(n, key, &p.c().require_signatures);
+     }},
     // Feeds and Squid nodes without peerbloomd.
     {"feeds", "array of tables", "none", "files and FIFOs of cache events",
      [](Parser& p, const N& n, std::string_view) { return p.Feeds(n); }},

@@ -16,6 +16,7 @@
 
 #include "daemon/epoch_floor.h"
 #include "daemon/log_format.h"
+#include "daemon/origin_keys.h"
 #include "daemon/relay_purge.h"
 #include "peerbloom/client/control_token.h"
 #include "peerbloom/escape.h"
@@ -112,7 +113,9 @@ Status Daemon::LoadKeys(std::set<std::string>* authorized) {
                                    config_.key_file + "')");
   }
   if (!config_.authorized_keys.empty()) {
-    PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config_.authorized_keys, authorized));
+    std::vector<client::AuthorizedKey> listed;
+    PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config_.authorized_keys, &listed));
+    for (const client::AuthorizedKey& key : listed) authorized->insert(key.curve_key);
   }
   for (const Seed& seed : config_.seeds) {
     if (!seed.public_key.empty()) authorized->insert(seed.public_key);
@@ -184,6 +187,7 @@ Status Daemon::StartGossip(uint64_t epoch) {
       static_cast<uint64_t>(config_.max_peer_summary_bytes) * 8, &o.summary_bounds));
   o.max_imports_per_importer = static_cast<size_t>(config_.max_imports_per_importer);
   o.max_import_bytes_per_importer = static_cast<size_t>(config_.max_import_bytes_per_importer);
+  PEERBLOOM_RETURN_IF_ERROR(LoadOriginKeys(config_, keys_, &o));
   PEERBLOOM_RETURN_IF_ERROR(ValidateGossipOptions(o));
   engine_ = std::make_unique<GossipEngine>(std::move(o));
   publish_policy_ = PublishPolicy({config_.publish_threshold, config_.gossip_interval_ms});

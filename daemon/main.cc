@@ -18,6 +18,7 @@
 #include "daemon/daemon.h"
 #include "daemon/local_files.h"
 #include "daemon/log_format.h"
+#include "daemon/origin_keys.h"
 #include "daemon/sd_notify.h"
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/escape.h"
@@ -53,17 +54,17 @@ int Fatal(const std::string& message) {
 }
 
 Status CheckFiles(Config config) {
-  if (!config.curve) return Status::Ok();
-  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ResolveSeedKeys(&config));
   peerbloom::client::CurveKeyPair keys;
+  if (!config.curve) return peerbloom::daemon::CheckSigningConfig(config, keys);
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ResolveSeedKeys(&config));
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::client::ReadKeyFile(config.key_file, &keys));
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::CheckPrivate("key_file", config.key_file));
   if (!config.authorized_keys.empty()) {
-    std::set<std::string> authorized;
+    std::vector<peerbloom::client::AuthorizedKey> authorized;
     PEERBLOOM_RETURN_IF_ERROR(
         peerbloom::client::ReadAuthorizedKeys(config.authorized_keys, &authorized));
   }
-  return Status::Ok();
+  return peerbloom::daemon::CheckSigningConfig(config, keys);
 }
 
 // The data dir is checked (and created) before the log file in it is: the log file must not

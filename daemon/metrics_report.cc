@@ -343,6 +343,15 @@ const Metric kMetrics[] = {
      [](const Context& c, Writer& w) { w.Sample(G(c).deltas_relayed); }},
     {"peerbloom_gossip_stale_dropped_total", "counter", "", "summaries older than the one held",
      [](const Context& c, Writer& w) { w.Sample(G(c).stale_dropped); }},
+    {"peerbloom_gossip_signature_refusals_total", "counter", "reason=summary|epoch",
+     "summaries, deltas and relayed epochs refused for a missing or bad origin signature",
+     [](const Context& c, Writer& w) {
+       w.Sample({{"reason", "summary"}}, G(c).signatures_refused);
+       w.Sample({{"reason", "epoch"}}, G(c).epochs_refused);
+     }},
+    {"peerbloom_gossip_signatures_verified_total", "counter", "",
+     "origin signatures checked and found valid",
+     [](const Context& c, Writer& w) { w.Sample(G(c).signatures_verified); }},
     {"peerbloom_gossip_queue_overflow_total", "counter", "",
      "frames dropped by the per-endpoint send queue cap",
      [](const Context& c, Writer& w) { w.Sample(G(c).queue_dropped); }},

@@ -81,7 +81,7 @@ constexpr std::array<StatEntry<Context>, 11> kSummary = {{
      [](const Context& c) -> Json { return c.s.publish.refused_deltas; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 22> kGossip = {{
+constexpr std::array<StatEntry<Context>, 25> kGossip = {{
     {"members_known", "members known", [](const Context& c) -> Json { return c.peers.size(); }},
     {"members_alive", "members alive",
      [](const Context& c) -> Json {
@@ -129,6 +129,12 @@ constexpr std::array<StatEntry<Context>, 22> kGossip = {{
      [](const Context& c) -> Json { return c.s.parts.engine.stats().local_publish_refused; }},
     {"summaries_out_of_bounds", "full summaries refused for a geometry beyond the bounds",
      [](const Context& c) -> Json { return c.s.parts.engine.stats().summaries_out_of_bounds; }},
+    {"signatures_verified", "origin signatures checked and valid",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().signatures_verified; }},
+    {"signatures_refused", "summaries and deltas refused: unsigned or bad signature",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().signatures_refused; }},
+    {"epochs_refused", "relayed epochs refused: no valid epoch certificate",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().epochs_refused; }},
 }};
 
 constexpr std::array<StatEntry<Context>, 15> kTransport = {{

@@ -16,6 +16,7 @@ run() {
 
 cmake --build "$build" -j2 >/dev/null
 run "$build/bench/hash_bench"
+run "$build/bench/sign_bench" ${quick:+--quick}
 run "$build/bench/summary_bench" ${quick:+--quick}
 if [[ -n $quick ]]; then
   run "$build/bench/peer_index_bench" 100000 65536

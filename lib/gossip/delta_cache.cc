@@ -4,13 +4,15 @@
 
 namespace peerbloom {
 
-void DeltaCache::Add(uint64_t base, uint64_t version, std::string_view bytes, size_t cap) {
+void DeltaCache::Add(uint64_t base, uint64_t version, std::string_view bytes, size_t cap,
+                     std::string_view state_sig, std::string_view delta_sig) {
   if (!deltas_.empty() && deltas_.back().version != base) Clear();  // keep the chain contiguous
   if (bytes.size() > cap) {
     Clear();
     return;
   }
-  deltas_.push_back(CachedDelta{base, version, std::string(bytes)});
+  deltas_.push_back(CachedDelta{base, version, std::string(bytes), std::string(state_sig),
+                                std::string(delta_sig)});
   bytes_ += bytes.size();
   while (bytes_ > cap) {
     bytes_ -= deltas_.front().bytes.size();

@@ -16,6 +16,9 @@ struct CachedDelta {
   uint64_t base_version = 0;
   uint64_t version = 0;
   std::string bytes;
+  // The origin's signatures that travelled with it (empty when unsigned).
+  std::string state_sig;
+  std::string delta_sig;
 };
 
 // Contiguous deltas, oldest first, at most `cap` bytes in all (the oldest go first).
@@ -23,7 +26,8 @@ class DeltaCache {
  public:
   // Appends base -> version. A delta that does not continue the chain starts a new one; one
   // larger than `cap` empties the cache (a chain cannot skip it).
-  void Add(uint64_t base, uint64_t version, std::string_view bytes, size_t cap);
+  void Add(uint64_t base, uint64_t version, std::string_view bytes, size_t cap,
+           std::string_view state_sig = {}, std::string_view delta_sig = {});
   void Clear();
   // The deltas from `have` up to `current`, or none when the chain does not reach back to
   // `have` or does not end at `current`.

@@ -9,14 +9,15 @@ namespace peerbloom {
 
 Dissemination::Dissemination(const GossipOptions& options, const Membership& members,
                              LocalNode* self, PeerSummaries* summaries, Outbox* outbox,
-                             GossipStats* stats)
+                             GossipStats* stats, const OriginSigs* sigs)
     : node_id_(options.node_id),
       gossip_interval_ms_(options.gossip_interval_ms),
       members_(members),
       self_(self),
       summaries_(summaries),
       outbox_(outbox),
-      stats_(stats) {}
+      stats_(stats),
+      sigs_(sigs) {}
 
 void Dissemination::OnNewEpoch(const std::string& id) {
   summaries_->ForgetDeltas(id);
@@ -71,6 +72,7 @@ DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t n
     e.endpoint = m.endpoint;
     e.public_key = m.public_key;
   }
+  e.epoch_cert = sigs_->EpochCert(m.id, m.epoch);
   return e;
 }
 
@@ -99,13 +101,13 @@ void Dissemination::PushMissing(const DigestBody& digest, const Member& sender, 
   if (self_->has_summary() && !self_->full_pending() &&
       behind(node_id_, self_->epoch(), self_->announced_version(), self_->announced_ms()) &&
       EncodeHeld(node_id_, &bytes)) {
-    SendFull(sender, bytes);
+    SendFull(sender, node_id_, bytes);
   }
   for (const auto& [id, m] : members_.members()) {
     if (&m == &sender || !HoldsCurrent(m) || !members_.Alive(m, now_ms)) continue;
     const HeldSummary& h = *summaries_->Find(id);
     if (behind(id, m.epoch, h.version, h.received_ms) && EncodeHeld(id, &bytes)) {
-      SendFull(sender, bytes);
+      SendFull(sender, id, bytes);
     }
   }
 }
@@ -140,7 +142,7 @@ void Dissemination::NoteAnnounced(const Member& m, const DigestEntry& e, const M
 }
 
 void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Member* m,
-                           const Member& sender, int64_t now_ms) {
+                           const Member& sender, int64_t now_ms, std::string_view state_sig) {
   ++stats_->full_summaries_in;
   if (m == nullptr) {
     ++stats_->stale_dropped;
@@ -157,6 +159,7 @@ void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Membe
     }
   }
   summaries_->Store(m->id, s, now_ms);
+  summaries_->SetStateSig(m->id, state_sig);
   OriginState& st = state_[m->id];
   st.full_requested_ms = kNeverMs;
   if (s.version >= st.announced_version) st.announced_ms = kNeverMs;
@@ -187,7 +190,8 @@ void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const
     Resync(sender, *m, now_ms, /*bits_trusted=*/same_geometry);
     return;
   }
-  if (!summaries_->ApplyDelta(m->id, d, frame.summary_bytes, now_ms)) {
+  if (!summaries_->ApplyDelta(m->id, d, frame.summary_bytes, now_ms, frame.state_sig,
+                              frame.delta_sig)) {
     Resync(sender, *m, now_ms, /*bits_trusted=*/false);
     return;
   }
@@ -216,7 +220,7 @@ bool Dissemination::Serve(const Member& to, const FullRequest& q) {
   }
   if (epoch == q.epoch && q.have_version > 0 && ServeDeltas(to, q)) return true;
   std::string bytes;
-  if (EncodeHeld(q.origin, &bytes)) SendFull(to, bytes);
+  if (EncodeHeld(q.origin, &bytes)) SendFull(to, q.origin, bytes);
   return true;
 }
 
@@ -231,7 +235,8 @@ bool Dissemination::ServeDeltas(const Member& to, const FullRequest& q) {
   }
   if (chain.empty()) return false;
   for (const CachedDelta* d : chain) {
-    outbox_->SendSummaryBytes(to.endpoint, to.public_key, false, WireType::kDelta, d->bytes);
+    outbox_->SendSummaryBytes(to.endpoint, to.public_key, false, WireType::kDelta, d->bytes,
+                              d->state_sig, d->delta_sig);
     ++stats_->deltas_served;
   }
   return true;
@@ -266,8 +271,16 @@ bool Dissemination::EncodeHeld(const std::string& origin, std::string* codec_byt
   return summaries_->Encoded(origin, codec_bytes);
 }
 
-void Dissemination::SendFull(const Member& to, const std::string& codec_bytes) {
-  outbox_->SendSummaryBytes(to.endpoint, to.public_key, false, WireType::kFullSummary, codec_bytes);
+void Dissemination::SendFull(const Member& to, const std::string& origin,
+                             const std::string& codec_bytes) {
+  std::string_view state_sig;
+  if (origin == node_id_) {
+    state_sig = self_->StateSig();
+  } else if (const HeldSummary* h = summaries_->Find(origin)) {
+    state_sig = h->state_sig;
+  }
+  outbox_->SendSummaryBytes(to.endpoint, to.public_key, false, WireType::kFullSummary, codec_bytes,
+                            state_sig);
 }
 
 void Dissemination::DropSilentStandIns(int64_t now_ms) {

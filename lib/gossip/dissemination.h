@@ -21,6 +21,7 @@
 
 #include "lib/gossip/local_node.h"
 #include "lib/gossip/membership.h"
+#include "lib/gossip/origin_sigs.h"
 #include "lib/gossip/outbox.h"
 #include "lib/gossip/peer_summaries.h"
 #include "peerbloom/gossip.h"
@@ -48,8 +49,10 @@ struct OriginState {
 class Dissemination {
  public:
   // Uses node_id, gossip_interval_ms of `options`. Everything else must outlive it.
+  // `sigs` supplies the epoch certificates digests carry.
   Dissemination(const GossipOptions& options, const Membership& members, LocalNode* self,
-                PeerSummaries* summaries, Outbox* outbox, GossipStats* stats);
+                PeerSummaries* summaries, Outbox* outbox, GossipStats* stats,
+                const OriginSigs* sigs);
   Dissemination(const Dissemination&) = delete;
   Dissemination& operator=(const Dissemination&) = delete;
 
@@ -68,8 +71,9 @@ class Dissemination {
   void PushMissing(const DigestBody& digest, const Member& sender, int64_t now_ms);
   // Asks the sender of a digest for what it announced and we cannot build on.
   void RequestAnnounced(const DigestBody& digest, const Member& sender, int64_t now_ms);
+  // `state_sig`: the origin's signature that came with it (checked by the caller).
   void OnFull(const Summary& summary, std::string_view bytes, const Member* origin,
-              const Member& sender, int64_t now_ms);
+              const Member& sender, int64_t now_ms, std::string_view state_sig = {});
   void OnDelta(const WireFrame& frame, const SummaryDelta& delta, const Member* origin,
                const Member& sender, int64_t now_ms);
   void OnPrune(const Member& sender, const std::vector<std::string>& origins);
@@ -116,7 +120,8 @@ class Dissemination {
   void SendRequests(const Member& to, const std::vector<FullRequest>& requests);
   // Encodes a held summary (this node's or a member's); false when none is held.
   bool EncodeHeld(const std::string& origin, std::string* codec_bytes);
-  void SendFull(const Member& to, const std::string& codec_bytes);
+  // Sends the held summary of `origin` with its state signature.
+  void SendFull(const Member& to, const std::string& origin, const std::string& codec_bytes);
   OriginState* MutableState(std::string_view id);
   int64_t RepairGraceMs() const { return std::max<int64_t>(1, gossip_interval_ms_ / 10); }
   uint64_t HeldVersion(std::string_view id) const;
@@ -128,6 +133,7 @@ class Dissemination {
   PeerSummaries* const summaries_;
   Outbox* const outbox_;
   GossipStats* const stats_;
+  const OriginSigs* const sigs_;
   std::map<std::string, OriginState, std::less<>> state_;
   std::set<std::string> push_links_;  // member ids of the delta links at the last round
   // Origins whose held version advanced since the last round (and this node's own): the next

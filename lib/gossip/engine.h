@@ -21,6 +21,7 @@
 #include "lib/gossip/imports.h"
 #include "lib/gossip/local_node.h"
 #include "lib/gossip/membership.h"
+#include "lib/gossip/origin_sigs.h"
 #include "lib/gossip/outbox.h"
 #include "lib/gossip/peer_summaries.h"
 #include "peerbloom/gossip.h"
@@ -75,6 +76,8 @@ class GossipEngine::Impl {
   Status CheckBounds(std::string_view summary_bytes);
   void Deliver(const WireFrame& frame, Body* body, const Member& sender, int64_t now_ms);
   void OnDigest(const WireFrame& frame, const Member& sender, int64_t now_ms);
+  // Whether the entry's epoch may be merged: not newer than the one known, or certified.
+  bool AdmitEpoch(const DigestEntry& e, int* bad_certs);
   void OnRequests(const WireFrame& frame, const Member& sender, int64_t now_ms);
 
   // rounds.cc
@@ -96,6 +99,8 @@ class GossipEngine::Impl {
   int64_t next_heartbeat_ms_ = 0;
   int64_t next_anti_entropy_ms_ = 0;
   GossipStats stats_;
+  OriginSigs sigs_;
+  std::string last_bad_cert_;  // skips re-verifying a refused certificate digest after digest
 
   // Declared in dependency order: each part refers only to those above it, but for the
   // epoch listener that Membership calls into Dissemination (set up, not called, here).

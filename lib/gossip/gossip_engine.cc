@@ -12,12 +12,13 @@ namespace peerbloom {
 GossipEngine::Impl::Impl(GossipOptions options)
     : opt_(std::move(options)),
       heartbeat_interval_ms_(EffectiveHeartbeatMs(opt_)),
+      sigs_(opt_, &stats_),
       local_(opt_),
       outbox_(opt_, local_, &stats_),
       summaries_(opt_),
       membership_(opt_, &stats_, [this](const std::string& id) { dissemination_.OnNewEpoch(id); }),
-      dissemination_(opt_, membership_, &local_, &summaries_, &outbox_, &stats_),
-      imports_(opt_, membership_, &summaries_, &outbox_, &stats_) {
+      dissemination_(opt_, membership_, &local_, &summaries_, &outbox_, &stats_, &sigs_),
+      imports_(opt_, membership_, &summaries_, &outbox_, &stats_, &sigs_) {
   SetSeeds(opt_.seeds, 0);
 }
 

@@ -53,7 +53,7 @@ std::string ImportedNodeId(std::string_view source) {
 }
 
 Imports::Imports(const GossipOptions& options, const Membership& members, PeerSummaries* slots,
-                 Outbox* outbox, GossipStats* stats)
+                 Outbox* outbox, GossipStats* stats, OriginSigs* sigs)
     : node_id_(options.node_id),
       key_scheme_(options.key_scheme),
       failure_timeout_ms_(options.failure_timeout_ms),
@@ -64,7 +64,10 @@ Imports::Imports(const GossipOptions& options, const Membership& members, PeerSu
       members_(members),
       slots_(slots),
       outbox_(outbox),
-      stats_(stats) {}
+      stats_(stats),
+      sigs_(sigs),
+      signer_(options.signer),
+      cluster_tag_(options.cluster_tag) {}
 
 bool Imports::Live(const HeldImport& imp, int64_t now_ms) const {
   if (imp.withdrawn || imp.slot == PeerIndex::kNoSlot || now_ms > imp.expires_ms) return false;
@@ -95,6 +98,8 @@ Status Imports::Import(const DigestImport& in, int64_t now_ms) {
   e.flags = kImportHasDigest;
   e.digest = in.digest_bytes;
   PEERBLOOM_RETURN_IF_ERROR(CheckQuota({e}));
+  const std::string signature = SignImportWith(signer_.get(), cluster_tag_, e);
+  e.signature = signature;
   Store(e, std::move(digest), now_ms);
   Spread(imports_.find(id)->second, node_id_, node_id_, now_ms);
   return Status::Ok();
@@ -107,6 +112,7 @@ void Imports::Forget(std::string_view source, int64_t now_ms) {
   DropSlot(&imp);
   imp.withdrawn = true;
   ++imp.version;
+  imp.signature = SignImportWith(signer_.get(), cluster_tag_, EntryOf(imp, false, now_ms));
   // Keep the tombstone while older copies may still circulate.
   imp.expires_ms = std::max(imp.expires_ms, now_ms + failure_timeout_ms_);
   Spread(imp, node_id_, node_id_, now_ms);
@@ -121,6 +127,7 @@ Status Imports::Check(const WireFrame& frame, std::vector<CacheDigest>* out) {
   out->resize(frame.imports.size());
   for (size_t i = 0; i < frame.imports.size(); ++i) {
     const ImportedDigestEntry& e = frame.imports[i];
+    PEERBLOOM_RETURN_IF_ERROR(sigs_->CheckImport(e));
     if ((e.flags & kImportHasDigest) == 0) continue;
     Status s = CacheDigest::Parse(e.digest, &(*out)[i]);
     if (!s.ok()) {
@@ -186,6 +193,7 @@ HeldImport& Imports::Replace(const ImportedDigestEntry& e, int64_t now_ms) {
   imp.source_url = e.source_url;
   imp.version = e.version;
   imp.received_ms = now_ms;
+  imp.signature.assign(e.signature);
   return imp;
 }
 
@@ -218,6 +226,7 @@ ImportedDigestEntry Imports::EntryOf(const HeldImport& imp, bool with_digest,
     e.flags = kImportHasDigest;
     e.digest = imp.bytes;
   }
+  if (e.flags != 0) e.signature = imp.signature;
   return e;
 }
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "lib/gossip/membership.h"
+#include "lib/gossip/origin_sigs.h"
 #include "lib/gossip/outbox.h"
 #include "lib/gossip/peer_summaries.h"
 #include "peerbloom/gossip.h"
@@ -31,6 +32,7 @@ struct HeldImport {
   int64_t received_ms = 0;
   int64_t expires_ms = 0;  // local time it leaves who-has unless refreshed
   bool withdrawn = false;  // a tombstone kept until expires_ms so older copies stay out
+  std::string signature;   // the importer's, of this version (empty: unsigned)
   std::string bytes;       // the digest as served, to pass on; empty when withdrawn
   CacheDigestHeader header;
   double fill = 0.0;
@@ -44,8 +46,9 @@ class Imports {
   // Uses node_id, key_scheme, failure_timeout_ms, gossip_interval_ms and wire_limits of
   // `options`. `members` (importers' liveness, links to spread on), `slots`, `outbox` and
   // `stats` must outlive it; of `slots` only the foreign slots are used.
+  // Imports and withdrawals are signed with options.signer and checked with `sigs`.
   Imports(const GossipOptions& options, const Membership& members, PeerSummaries* slots,
-          Outbox* outbox, GossipStats* stats);
+          Outbox* outbox, GossipStats* stats, OriginSigs* sigs);
   Imports(const Imports&) = delete;
   Imports& operator=(const Imports&) = delete;
 
@@ -102,6 +105,9 @@ class Imports {
   PeerSummaries* const slots_;
   Outbox* const outbox_;
   GossipStats* const stats_;
+  OriginSigs* const sigs_;
+  const std::shared_ptr<const OriginSigner> signer_;
+  const uint64_t cluster_tag_;
   std::map<std::string, HeldImport, std::less<>> imports_;
 };
 

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "lib/gossip/origin_sigs.h"
+
 namespace peerbloom {
 namespace {
 
@@ -28,7 +30,9 @@ LocalNode::LocalNode(const GossipOptions& options)
       endpoint_(options.endpoint),
       public_key_(options.public_key),
       key_scheme_(options.key_scheme),
-      recent_delta_bytes_(options.recent_delta_bytes) {
+      recent_delta_bytes_(options.recent_delta_bytes),
+      signer_(options.signer),
+      cluster_tag_(options.cluster_tag) {
   own_.origin = node_id_;
   own_.key_scheme = key_scheme_;
 }
@@ -57,6 +61,11 @@ bool LocalNode::PublishFull(const Summary& summary) {
   own_full_pending_ = true;
   pending_flips_.clear();
   own_encoded_.clear();
+  own_state_sig_.clear();
+  if (own_epoch_cert_.empty() || own_cert_epoch_ != own_.epoch) {
+    own_epoch_cert_ = SignEpochWith(signer_.get(), cluster_tag_, node_id_, own_.epoch);
+    own_cert_epoch_ = own_.epoch;
+  }
   fresh_ = true;
   return true;
 }
@@ -77,6 +86,7 @@ bool LocalNode::PublishDelta(const SummaryDelta& d) {
   own_.estimated_items = d.estimated_items;
   pending_flips_.insert(pending_flips_.end(), d.flipped.begin(), d.flipped.end());
   own_encoded_.clear();
+  own_state_sig_.clear();
   return true;
 }
 
@@ -107,9 +117,33 @@ bool LocalNode::PendingUpdate(WireType* type, std::string* codec_bytes) {
   return Encoded(codec_bytes);
 }
 
-void LocalNode::MarkAnnounced(WireType type, const std::string& codec_bytes, int64_t now_ms) {
+UpdateSigs LocalNode::SignPending(WireType type, std::string_view codec_bytes) {
+  UpdateSigs sigs;
+  if (signer_ == nullptr) return sigs;
+  sigs.state = StateSig();
   if (type == WireType::kDelta) {
-    own_recent_.Add(announced_version_, own_.version, codec_bytes, recent_delta_bytes_);
+    SummaryDelta d;
+    d.origin = own_.origin;
+    d.epoch = own_.epoch;
+    d.base_version = announced_version_;
+    d.version = own_.version;
+    sigs.delta = SignDeltaWith(signer_.get(), cluster_tag_, d, codec_bytes, sigs.state);
+  }
+  return sigs;
+}
+
+const std::string& LocalNode::StateSig() {
+  if (own_state_sig_.empty() && has_own_) {
+    own_state_sig_ = SignStateWith(signer_.get(), cluster_tag_, own_);
+  }
+  return own_state_sig_;
+}
+
+void LocalNode::MarkAnnounced(WireType type, const std::string& codec_bytes, int64_t now_ms,
+                              const UpdateSigs& sigs) {
+  if (type == WireType::kDelta) {
+    own_recent_.Add(announced_version_, own_.version, codec_bytes, recent_delta_bytes_, sigs.state,
+                    sigs.delta);
   } else {
     own_recent_.Clear();
   }
@@ -143,6 +177,7 @@ DigestEntry LocalNode::Entry() const {
   e.has_contact = true;
   e.endpoint = endpoint_;
   e.public_key = public_key_;
+  if (own_cert_epoch_ == own_.epoch) e.epoch_cert = own_epoch_cert_;
   return e;
 }
 

@@ -8,6 +8,7 @@
 #define PEERBLOOM_LIB_GOSSIP_LOCAL_NODE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,12 @@
 #include "peerbloom/wire.h"
 
 namespace peerbloom {
+
+// The origin signatures that travel with an update (empty without a signer).
+struct UpdateSigs {
+  std::string state;  // of the summary state after the update
+  std::string delta;  // deltas only
+};
 
 class LocalNode {
  public:
@@ -45,8 +52,14 @@ class LocalNode {
   // announced version to the current one (the published deltas' net flips). False when
   // nothing is due.
   bool PendingUpdate(WireType* type, std::string* codec_bytes);
+  // The signatures of the update PendingUpdate returned.
+  UpdateSigs SignPending(WireType type, std::string_view codec_bytes);
   // The update from PendingUpdate went out at `now_ms`.
-  void MarkAnnounced(WireType type, const std::string& codec_bytes, int64_t now_ms);
+  void MarkAnnounced(WireType type, const std::string& codec_bytes, int64_t now_ms,
+                     const UpdateSigs& sigs = {});
+  // The signature of the held summary's state, made once per version (empty without a
+  // signer).
+  const std::string& StateSig();
 
   // The codec bytes of the held summary, encoded once per version. False without one.
   bool Encoded(std::string* codec_bytes);
@@ -83,6 +96,13 @@ class LocalNode {
   std::vector<uint64_t> pending_flips_;  // since the announced version, unsorted
   DeltaCache own_recent_;
   std::string own_encoded_;  // cache of EncodeSummary(own_), empty when stale
+  // Signed origins: the signer (may be null), the state signature of own_ (empty when stale)
+  // and the certificate of own_.epoch.
+  const std::shared_ptr<const OriginSigner> signer_;
+  const uint64_t cluster_tag_;
+  std::string own_state_sig_;
+  std::string own_epoch_cert_;
+  uint64_t own_cert_epoch_ = 0;
 };
 
 }  // namespace peerbloom

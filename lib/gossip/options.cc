@@ -64,6 +64,9 @@ Status ValidateGossipOptions(const GossipOptions& o) {
     return Status::InvalidArgument("gossip option 'max_members' must be in [1, " +
                                    std::to_string(o.wire_limits.max_entries - 1) + "]");
   }
+  if (o.require_signatures && o.signer == nullptr) {
+    return Status::InvalidArgument("gossip option 'require_signatures' needs a signer");
+  }
   return Status::Ok();
 }
 

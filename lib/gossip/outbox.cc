@@ -55,11 +55,16 @@ void Outbox::SendDigest(const std::string& endpoint, const std::string& public_k
 }
 
 void Outbox::SendSummaryBytes(const std::string& endpoint, const std::string& public_key,
-                              bool chosen, WireType type, std::string_view codec_bytes) {
+                              bool chosen, WireType type, std::string_view codec_bytes,
+                              std::string_view state_sig, std::string_view delta_sig) {
   std::string payload;
   // Deltas, the bulk of the traffic, leave the contact out: every link starts with a digest.
   const bool contact = type != WireType::kDelta;
-  if (!EncodeSummaryFrame(Header(chosen, contact), type, codec_bytes, &payload).ok()) return;
+  if (!EncodeSummaryFrame(Header(chosen, contact), type, codec_bytes, &payload, state_sig,
+                          delta_sig)
+           .ok()) {
+    return;
+  }
   Send(endpoint, public_key, std::move(payload), type);
 }
 

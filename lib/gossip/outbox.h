@@ -48,8 +48,10 @@ class Outbox {
   // Encode and Send. A frame that does not encode is not sent.
   void SendDigest(const std::string& endpoint, const std::string& public_key, bool chosen,
                   const DigestBody& body);
+  // `state_sig` and `delta_sig`: the origin's signatures (empty: unsigned).
   void SendSummaryBytes(const std::string& endpoint, const std::string& public_key, bool chosen,
-                        WireType type, std::string_view codec_bytes);
+                        WireType type, std::string_view codec_bytes,
+                        std::string_view state_sig = {}, std::string_view delta_sig = {});
   void SendRequests(const std::string& endpoint, const std::string& public_key,
                     const std::vector<FullRequest>& requests);
   // A prune or graft frame; false when it did not encode.

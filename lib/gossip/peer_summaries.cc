@@ -48,10 +48,12 @@ void PeerSummaries::Store(const std::string& id, const Summary& s, int64_t now_m
   h.key_scheme = s.key_scheme;
   h.received_ms = now_ms;
   h.recent.Clear();
+  h.state_sig.clear();
 }
 
 bool PeerSummaries::ApplyDelta(const std::string& id, const SummaryDelta& d, std::string_view bytes,
-                               int64_t now_ms) {
+                               int64_t now_ms, std::string_view state_sig,
+                               std::string_view delta_sig) {
   HeldSummary& h = held_[id];
   if (!index_.Flip(h.slot, d.flipped).ok()) return false;
   if (index_.digest(h.slot) != d.result_digest) {
@@ -62,8 +64,13 @@ bool PeerSummaries::ApplyDelta(const std::string& id, const SummaryDelta& d, std
   h.estimated_items = d.estimated_items;
   h.received_ms = now_ms;
   ClearEncoded(&h);
-  h.recent.Add(d.base_version, d.version, bytes, recent_delta_bytes_);
+  h.recent.Add(d.base_version, d.version, bytes, recent_delta_bytes_, state_sig, delta_sig);
+  h.state_sig.assign(state_sig);
   return true;
+}
+
+void PeerSummaries::SetStateSig(const std::string& id, std::string_view state_sig) {
+  held_[id].state_sig.assign(state_sig);
 }
 
 void PeerSummaries::Drop(const std::string& id) {
@@ -74,6 +81,7 @@ void PeerSummaries::Drop(const std::string& id) {
   h.slot = PeerIndex::kNoSlot;
   ClearEncoded(&h);
   h.held = false;
+  h.state_sig.clear();
   h.epoch = 0;
   h.version = 0;
   h.estimated_items = 0;

@@ -32,7 +32,8 @@ struct HeldSummary {
   PeerIndex::Slot slot = PeerIndex::kNoSlot;
   int64_t received_ms = 0;  // local time the current version arrived (kept after a drop)
   DeltaCache recent;
-  std::string encoded;  // codec bytes of the held version; empty when not cached
+  std::string encoded;    // codec bytes of the held version; empty when not cached
+  std::string state_sig;  // the origin's signature of the held version's state, or empty
 };
 
 class PeerSummaries {
@@ -59,7 +60,9 @@ class PeerSummaries {
   // keeps its bytes for later requesters. False, bits unchanged, when a position is out of
   // range or the result's digest differs.
   bool ApplyDelta(const std::string& id, const SummaryDelta& delta, std::string_view bytes,
-                  int64_t now_ms);
+                  int64_t now_ms, std::string_view state_sig = {}, std::string_view delta_sig = {});
+  // Keeps the origin's state signature of the held version (set after Store or ApplyDelta).
+  void SetStateSig(const std::string& id, std::string_view state_sig);
   // The held summary leaves who-has.
   void Drop(const std::string& id);
   // A new incarnation: its deltas and encoding are void (the bits stay as a stand-in).

@@ -52,14 +52,14 @@ Status GossipEngine::Impl::DecodeBody(const WireFrame& frame, Body* body) {
                                     std::to_string(static_cast<int>(body->summary.hash_scheme)) +
                                     "'");
       }
-      return Status::Ok();
+      return sigs_.CheckFull(body->summary, frame.state_sig);
     case WireType::kDelta:
       PEERBLOOM_RETURN_IF_ERROR(DecodeDelta(frame.summary_bytes, opt_.limits, &body->delta));
       if (body->delta.key_scheme != opt_.key_scheme) {
         return Status::InvalidArgument("delta of key scheme '" +
                                        std::string(KeySchemeName(body->delta.key_scheme)) + "'");
       }
-      return Status::Ok();
+      return sigs_.CheckDelta(body->delta, frame.summary_bytes, frame.state_sig, frame.delta_sig);
     case WireType::kImportedDigest:
       return imports_.Check(frame, &body->digests);
     default:
@@ -75,7 +75,7 @@ void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Membe
     case WireType::kFullSummary: {
       const Summary& s = body->summary;
       const Member* origin = membership_.AdvanceEpoch(s.origin, s.epoch, now_ms);
-      return dissemination_.OnFull(s, frame.summary_bytes, origin, sender, now_ms);
+      return dissemination_.OnFull(s, frame.summary_bytes, origin, sender, now_ms, frame.state_sig);
     }
     case WireType::kDelta: {
       const SummaryDelta& d = body->delta;
@@ -98,10 +98,11 @@ void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Membe
 void GossipEngine::Impl::OnDigest(const WireFrame& frame, const Member& sender, int64_t now_ms) {
   ++stats_.digests_in;
   const DigestBody& digest = frame.digest;
+  int bad_certs = 0;
   for (const DigestEntry& e : digest.entries) {
     if (e.origin == opt_.node_id) {
       local_.NoteRemoteHeartbeat(e.epoch, e.heartbeat);
-    } else {
+    } else if (AdmitEpoch(e, &bad_certs)) {
       membership_.Merge(e, now_ms);
     }
   }
@@ -114,6 +115,34 @@ void GossipEngine::Impl::OnDigest(const WireFrame& frame, const Member& sender, 
     return;
   }
   dissemination_.RequestAnnounced(digest, sender, now_ms);
+}
+
+// A relayed epoch newer than the one known needs the origin's certificate (OriginSigs says
+// when it may go without). The sender's own epoch is in the header of its authenticated link,
+// so this concerns the entries of others. A frame gets one failed verification: after it,
+// newer epochs with certificates are refused unchecked, so a hostile digest cannot make this
+// node spend a verification on each of its thousands of entries.
+bool GossipEngine::Impl::AdmitEpoch(const DigestEntry& e, int* bad_certs) {
+  const Member* m = membership_.Find(e.origin);
+  const uint64_t known = m == nullptr ? 0 : m->epoch;
+  if (e.epoch < known || (e.epoch == known && m != nullptr)) {
+    // Nothing to adopt; remember a certificate of the current epoch to pass it on.
+    if (m != nullptr && e.epoch == known && !e.epoch_cert.empty() && *bad_certs == 0 &&
+        sigs_.EpochCert(e.origin, e.epoch).empty() && e.epoch_cert != last_bad_cert_) {
+      if (!sigs_.AdmitEpoch(e.origin, e.epoch, e.epoch_cert)) {
+        ++*bad_certs;
+        last_bad_cert_ = e.epoch_cert;
+      }
+    }
+    return true;
+  }
+  if (!e.epoch_cert.empty() && *bad_certs > 0) {
+    ++stats_.epochs_refused;
+    return false;
+  }
+  if (sigs_.AdmitEpoch(e.origin, e.epoch, e.epoch_cert)) return true;
+  if (!e.epoch_cert.empty()) ++*bad_certs;
+  return false;
 }
 
 void GossipEngine::Impl::OnRequests(const WireFrame& frame, const Member& sender, int64_t now_ms) {

@@ -43,7 +43,7 @@ void Dissemination::Relay(const WireFrame& frame, const std::string& from,
   for (const LinkTarget& t : members_.Targets(now_ms)) {
     if (t.member_id == from || t.member_id == origin || !Pushes(t, origin)) continue;
     outbox_->SendSummaryBytes(t.endpoint, t.public_key, t.chosen, WireType::kDelta,
-                              frame.summary_bytes);
+                              frame.summary_bytes, frame.state_sig, frame.delta_sig);
     relayed = true;
   }
   if (relayed) ++stats_->deltas_relayed;
@@ -132,11 +132,13 @@ void Dissemination::SendOwnUpdates(int64_t now_ms) {
   WireType type = WireType::kDelta;
   std::string bytes;
   if (!self_->PendingUpdate(&type, &bytes)) return;
+  const UpdateSigs sigs = self_->SignPending(type, bytes);
   for (const LinkTarget& t : members_.Targets(now_ms)) {
     if (type == WireType::kDelta && !Pushes(t, node_id_)) continue;
-    outbox_->SendSummaryBytes(t.endpoint, t.public_key, t.chosen, type, bytes);
+    outbox_->SendSummaryBytes(t.endpoint, t.public_key, t.chosen, type, bytes, sigs.state,
+                              sigs.delta);
   }
-  self_->MarkAnnounced(type, bytes, now_ms);
+  self_->MarkAnnounced(type, bytes, now_ms, sigs);
   self_advanced_ = true;
 }
 

@@ -42,10 +42,14 @@ Status ValidateHeader(const WireHeader& h) {
 
 // magic[4] version min_reader type flags cluster_tag:u64 sender_id:str8 sender_epoch:varint
 // sender_heartbeat:varint [endpoint:str8 public_key:str8 when kWireFlagContact]
+uint8_t LayoutVersion(const WireHeader& h) {
+  return h.version < 1 ? 1 : (h.version > kWireVersion ? kWireVersion : h.version);
+}
+
 void AppendHeader(const WireHeader& h, WireType type, std::string* out) {
   out->clear();
   out->append(kWireMagic, sizeof(kWireMagic));
-  PutU8(out, kWireVersion);
+  PutU8(out, LayoutVersion(h));
   PutU8(out, kWireMinReaderVersion);
   PutU8(out, static_cast<uint8_t>(type));
   PutU8(out, h.flags);
@@ -63,6 +67,41 @@ Status ValidateEntry(const DigestEntry& e) {
   PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(e.origin, "digest origin"));
   if (e.has_contact && (!IsValidEndpoint(e.endpoint) || !IsValidPublicKey(e.public_key))) {
     return Status::InvalidArgument("invalid contact of digest origin '" + e.origin + "'");
+  }
+  if (!e.epoch_cert.empty() && e.epoch_cert.size() != kWireSignatureBytes) {
+    return Status::InvalidArgument("epoch certificate of '" + std::to_string(e.epoch_cert.size()) +
+                                   "' bytes");
+  }
+  return Status::Ok();
+}
+
+// Version 2: cert_count:varint (index:varint signature[64])*, indexes strictly ascending.
+void AppendEpochCerts(const std::vector<DigestEntry>& entries, std::string* out) {
+  size_t count = 0;
+  for (const auto& e : entries) count += e.epoch_cert.empty() ? 0 : 1;
+  PutVarint(out, count);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].epoch_cert.empty()) continue;
+    PutVarint(out, i);
+    out->append(entries[i].epoch_cert);
+  }
+}
+
+Status DecodeEpochCerts(ByteReader* r, std::vector<DigestEntry>* entries) {
+  uint64_t count = 0;
+  if (!r->ReadVarint(&count)) return Truncated("epoch certificate count");
+  if (count > entries->size()) return Status::Corruption("more epoch certificates than entries");
+  uint64_t next = 0;  // the smallest index allowed
+  for (uint64_t c = 0; c < count; ++c) {
+    uint64_t index = 0;
+    std::string_view sig;
+    if (!r->ReadVarint(&index)) return Truncated("epoch certificate index");
+    if (index < next || index >= entries->size()) {
+      return Status::Corruption("epoch certificate index '" + std::to_string(index) + "'");
+    }
+    if (!r->ReadBytes(kWireSignatureBytes, &sig)) return Truncated("epoch certificate");
+    (*entries)[index].epoch_cert.assign(sig);
+    next = index + 1;
   }
   return Status::Ok();
 }
@@ -96,7 +135,10 @@ Status DecodeHeader(ByteReader* r, WireHeader* h) {
   }
   uint8_t type = 0;
   if (!r->ReadU8(&h->version) || !r->ReadU8(&h->min_reader_version)) return Truncated("version");
-  if (h->min_reader_version == 0 || h->min_reader_version > h->version) {
+  // Writers of versions 1 and 2 write minimum reader 1: any other value is not theirs.
+  const bool known_version = h->version <= kWireVersion;
+  if (h->min_reader_version == 0 || h->min_reader_version > h->version ||
+      (known_version && h->min_reader_version != kWireMinReaderVersion)) {
     return Status::Corruption("bad frame version '" + std::to_string(h->version) +
                               "' with minimum reader '" + std::to_string(h->min_reader_version) +
                               "'");
@@ -170,7 +212,8 @@ Status DecodeCount(ByteReader* r, const WireLimits& limits, std::string_view fie
   return Status::Ok();
 }
 
-Status DecodeDigestBody(ByteReader* r, const WireLimits& limits, DigestBody* body) {
+Status DecodeDigestBody(ByteReader* r, const WireLimits& limits, uint8_t version,
+                        DigestBody* body) {
   if (!r->ReadU8(&body->flags)) return Truncated("digest flags");
   if ((body->flags & ~kDigestKnownFlags) != 0) {
     return Status::Corruption("unknown digest flags '" + std::to_string(body->flags) + "'");
@@ -179,6 +222,25 @@ Status DecodeDigestBody(ByteReader* r, const WireLimits& limits, DigestBody* bod
   PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "digest entry count", &n));
   body->entries.resize(n);
   for (auto& e : body->entries) PEERBLOOM_RETURN_IF_ERROR(DecodeEntry(r, &e));
+  if (version >= 2) return DecodeEpochCerts(r, &body->entries);
+  return Status::Ok();
+}
+
+// Version 2: sig_flags:u8 [state_sig[64]] [delta_sig[64]].
+Status DecodeSummarySigs(ByteReader* r, WireFrame* out) {
+  uint8_t flags = 0;
+  if (!r->ReadU8(&flags)) return Truncated("signature flags");
+  const uint8_t known =
+      out->header.type == WireType::kDelta ? (kSigHasState | kSigHasDelta) : kSigHasState;
+  if ((flags & ~known) != 0) {
+    return Status::Corruption("unknown signature flags '" + std::to_string(flags) + "'");
+  }
+  if ((flags & kSigHasState) != 0 && !r->ReadBytes(kWireSignatureBytes, &out->state_sig)) {
+    return Truncated("state signature");
+  }
+  if ((flags & kSigHasDelta) != 0 && !r->ReadBytes(kWireSignatureBytes, &out->delta_sig)) {
+    return Truncated("delta signature");
+  }
   return Status::Ok();
 }
 
@@ -209,14 +271,14 @@ Status DecodeOrigins(ByteReader* r, const WireLimits& limits, std::vector<std::s
 Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
   switch (out->header.type) {
     case WireType::kDigest:
-      return DecodeDigestBody(r, limits, &out->digest);
+      return DecodeDigestBody(r, limits, out->header.version, &out->digest);
     case WireType::kFullSummary:
     case WireType::kDelta: {
       uint32_t len = 0;
       if (!r->ReadU32(&len)) return Truncated("summary length");
       if (len == 0) return Status::Corruption("empty summary body");
       if (!r->ReadBytes(len, &out->summary_bytes)) return Truncated("summary body");
-      return Status::Ok();
+      return out->header.version >= 2 ? DecodeSummarySigs(r, out) : Status::Ok();
     }
     case WireType::kRequestFull:
       return DecodeRequests(r, limits, &out->requests);
@@ -231,7 +293,7 @@ Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
     case WireType::kGraft:
       return DecodeOrigins(r, limits, &out->origins);
     case WireType::kImportedDigest:
-      return wire_internal::DecodeImportBody(r, limits, &out->imports);
+      return wire_internal::DecodeImportBody(r, limits, out->header.version, &out->imports);
   }
   return Status::NotSupported("unknown message type '" +
                               std::to_string(static_cast<unsigned>(out->header.type)) + "'");
@@ -266,16 +328,24 @@ Status EncodeDigestFrame(const WireHeader& header, const DigestBody& body, std::
   if ((body.flags & ~kDigestKnownFlags) != 0) {
     return Status::InvalidArgument("unknown digest flags '" + std::to_string(body.flags) + "'");
   }
-  for (const auto& e : body.entries) PEERBLOOM_RETURN_IF_ERROR(ValidateEntry(e));
+  const bool v2 = LayoutVersion(header) >= 2;
+  for (const auto& e : body.entries) {
+    PEERBLOOM_RETURN_IF_ERROR(ValidateEntry(e));
+    if (!v2 && !e.epoch_cert.empty()) {
+      return Status::InvalidArgument("epoch certificate in a version 1 frame");
+    }
+  }
   AppendHeader(header, WireType::kDigest, out);
   PutU8(out, body.flags);
   PutVarint(out, body.entries.size());
   for (const auto& e : body.entries) AppendEntry(e, out);
+  if (v2) AppendEpochCerts(body.entries, out);
   return Status::Ok();
 }
 
 Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_view codec_bytes,
-                          std::string* out) {
+                          std::string* out, std::string_view state_sig,
+                          std::string_view delta_sig) {
   PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
   if (type != WireType::kFullSummary && type != WireType::kDelta) {
     return Status::InvalidArgument("summary frame of type '" + std::string(WireTypeName(type)) +
@@ -285,9 +355,24 @@ Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_v
     return Status::InvalidArgument("summary body of '" + std::to_string(codec_bytes.size()) +
                                    "' bytes");
   }
+  const bool v2 = LayoutVersion(header) >= 2;
+  for (std::string_view sig : {state_sig, delta_sig}) {
+    if (!sig.empty() && (sig.size() != kWireSignatureBytes || !v2)) {
+      return Status::InvalidArgument("summary signature of '" + std::to_string(sig.size()) +
+                                     "' bytes in a version '" +
+                                     std::to_string(LayoutVersion(header)) + "' frame");
+    }
+  }
+  if (type == WireType::kFullSummary && !delta_sig.empty()) {
+    return Status::InvalidArgument("delta signature on a full summary");
+  }
   AppendHeader(header, type, out);
   PutU32(out, static_cast<uint32_t>(codec_bytes.size()));
   out->append(codec_bytes);
+  if (!v2) return Status::Ok();
+  PutU8(out, (state_sig.empty() ? 0 : kSigHasState) | (delta_sig.empty() ? 0 : kSigHasDelta));
+  out->append(state_sig);
+  out->append(delta_sig);
   return Status::Ok();
 }
 
@@ -337,8 +422,13 @@ Status EncodeImportedDigestFrame(const WireHeader& header,
                                  std::string* out) {
   PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
   PEERBLOOM_RETURN_IF_ERROR(wire_internal::ValidateImportEntries(entries, WireLimits()));
+  for (const ImportedDigestEntry& e : entries) {
+    if (LayoutVersion(header) < 2 && !e.signature.empty()) {
+      return Status::InvalidArgument("import signature in a version 1 frame");
+    }
+  }
   AppendHeader(header, WireType::kImportedDigest, out);
-  wire_internal::AppendImportBody(entries, out);
+  wire_internal::AppendImportBody(entries, LayoutVersion(header), out);
   return Status::Ok();
 }
 

@@ -15,8 +15,10 @@ namespace peerbloom::wire_internal {
 // InvalidArgument naming the first bad field of an entry to encode.
 Status ValidateImportEntries(const std::vector<ImportedDigestEntry>& entries,
                              const WireLimits& limits);
-void AppendImportBody(const std::vector<ImportedDigestEntry>& entries, std::string* out);
-Status DecodeImportBody(ByteReader* r, const WireLimits& limits,
+// `version`: the frame's layout version; 2 and later append the importers' signatures.
+void AppendImportBody(const std::vector<ImportedDigestEntry>& entries, uint8_t version,
+                      std::string* out);
+Status DecodeImportBody(ByteReader* r, const WireLimits& limits, uint8_t version,
                         std::vector<ImportedDigestEntry>* out);
 
 }  // namespace peerbloom::wire_internal

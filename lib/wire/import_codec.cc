@@ -36,6 +36,12 @@ std::string EntryProblem(const ImportedDigestEntry& e) {
            std::to_string(kMaxImportedDigestBytes) + "')";
   }
   if (!has && !e.digest.empty()) return "digest bytes without the digest flag";
+  if (!e.signature.empty() && e.signature.size() != kWireSignatureBytes) {
+    return "import signature of '" + std::to_string(e.signature.size()) + "' bytes";
+  }
+  if (!e.signature.empty() && (e.flags & kImportKnownFlags) == 0) {
+    return "signature on an import announcement";
+  }
   return std::string();
 }
 
@@ -79,7 +85,8 @@ Status ValidateImportEntries(const std::vector<ImportedDigestEntry>& entries,
 
 // count:varint, then per entry: origin:str8 importer:str8 flags:u8 version:varint
 // fetched_unix_ms:varint lifetime_ms:varint source_url:str8 [digest_len:u32 digest]
-void AppendImportBody(const std::vector<ImportedDigestEntry>& entries, std::string* out) {
+void AppendImportBody(const std::vector<ImportedDigestEntry>& entries, uint8_t version,
+                      std::string* out) {
   PutVarint(out, entries.size());
   for (const ImportedDigestEntry& e : entries) {
     PutStr8(out, e.origin);
@@ -94,9 +101,40 @@ void AppendImportBody(const std::vector<ImportedDigestEntry>& entries, std::stri
       out->append(e.digest);
     }
   }
+  if (version < 2) return;
+  // Version 2: sig_count:varint (index:varint signature[64])*, indexes strictly ascending.
+  size_t count = 0;
+  for (const ImportedDigestEntry& e : entries) count += e.signature.empty() ? 0 : 1;
+  PutVarint(out, count);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].signature.empty()) continue;
+    PutVarint(out, i);
+    out->append(entries[i].signature);
+  }
 }
 
-Status DecodeImportBody(ByteReader* r, const WireLimits& limits,
+Status DecodeImportSignatures(ByteReader* r, std::vector<ImportedDigestEntry>* out) {
+  uint64_t count = 0;
+  if (!r->ReadVarint(&count)) return Truncated("import signature count");
+  if (count > out->size()) return Status::Corruption("more import signatures than entries");
+  uint64_t next = 0;
+  for (uint64_t c = 0; c < count; ++c) {
+    uint64_t index = 0;
+    if (!r->ReadVarint(&index)) return Truncated("import signature index");
+    if (index < next || index >= out->size()) {
+      return Status::Corruption("import signature index '" + std::to_string(index) + "'");
+    }
+    ImportedDigestEntry& e = (*out)[index];
+    if (!r->ReadBytes(kWireSignatureBytes, &e.signature)) return Truncated("import signature");
+    if ((e.flags & kImportKnownFlags) == 0) {
+      return Status::Corruption("signature on an import announcement");
+    }
+    next = index + 1;
+  }
+  return Status::Ok();
+}
+
+Status DecodeImportBody(ByteReader* r, const WireLimits& limits, uint8_t version,
                         std::vector<ImportedDigestEntry>* out) {
   uint64_t count = 0;
   if (!r->ReadVarint(&count)) return Truncated("import count");
@@ -109,7 +147,7 @@ Status DecodeImportBody(ByteReader* r, const WireLimits& limits,
   if (count > r->remaining() / kMinEntryBytes) return Truncated("import count");
   out->resize(static_cast<size_t>(count));
   for (ImportedDigestEntry& e : *out) PEERBLOOM_RETURN_IF_ERROR(DecodeEntry(r, &e));
-  return Status::Ok();
+  return version >= 2 ? DecodeImportSignatures(r, out) : Status::Ok();
 }
 
 }  // namespace peerbloom::wire_internal

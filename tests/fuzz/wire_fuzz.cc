@@ -29,7 +29,8 @@ std::string Reencode(const peerbloom::WireFrame& f) {
   } else if (f.header.type == WireType::kBroadcast) {
     s = peerbloom::EncodeBroadcastFrame(f.header, f.relay_bytes, &out);
   } else {
-    s = peerbloom::EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out);
+    s = peerbloom::EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out, f.state_sig,
+                                      f.delta_sig);
   }
   if (!s.ok()) std::abort();  // a decoded frame must be encodable
   return out;

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "peerbloom/client/curve_keys.h"
 #include "peerbloom/client/who_has.h"
 
 namespace peerbloom::testing {
@@ -346,6 +347,32 @@ std::string Cluster::AuthorizeExtraKey(std::string* public_key, std::string* sec
   *secret_key = sec;
   std::ofstream(dir_ + "/authorized_keys", std::ios::app) << pub << " test-client\n";
   return dir_ + "/authorized_keys";
+}
+
+Node* Cluster::AddSigningNode(const std::string& name) {
+  const std::string key_file = dir_ + "/" + name + ".key";
+  client::CurveKeyPair pair;
+  if (!client::GenerateCurveKeyPair(&pair).ok() || !client::GenerateSignKeys(&pair).ok() ||
+      !client::WriteKeyFile(key_file, pair, false).ok()) {
+    std::abort();
+  }
+  std::ofstream(dir_ + "/authorized_keys", std::ios::app)
+      << pair.public_key << " " << name << " sign=" << pair.sign_public_key << "\n";
+  nodes_.push_back(std::make_unique<Node>(name, dir_ + "/" + name, key_file));
+  return nodes_.back().get();
+}
+
+void Cluster::AuthorizeExtraSigningKey(const std::string& node_id, std::string* public_key,
+                                       std::string* secret_key, std::string* sign_secret_key) {
+  client::CurveKeyPair pair;
+  if (!client::GenerateCurveKeyPair(&pair).ok() || !client::GenerateSignKeys(&pair).ok()) {
+    std::abort();
+  }
+  std::ofstream(dir_ + "/authorized_keys", std::ios::app)
+      << pair.public_key << " " << node_id << " sign=" << pair.sign_public_key << "\n";
+  *public_key = pair.public_key;
+  *secret_key = pair.secret_key;
+  *sign_secret_key = pair.sign_secret_key;
 }
 
 }  // namespace peerbloom::testing

@@ -102,6 +102,12 @@ class Cluster {
   Node* AddNode(const std::string& name);
   // An extra key pair authorized on every node (for a test client). Returns the key file.
   std::string AuthorizeExtraKey(std::string* public_key, std::string* secret_key);
+  // Addition: signed origins. A node whose key file holds Ed25519 sign keys, listed with
+  // `sign=` in authorized_keys; and an extra key pair with sign keys, authorized as
+  // `node_id` (a hostile test client). *sign_secret_key is Z85.
+  Node* AddSigningNode(const std::string& name);
+  void AuthorizeExtraSigningKey(const std::string& node_id, std::string* public_key,
+                                std::string* secret_key, std::string* sign_secret_key);
   const std::string& dir() const { return dir_; }
 
  private:

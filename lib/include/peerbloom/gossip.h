@@ -36,6 +36,7 @@
 
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
+#include "peerbloom/origin_sig.h"
 #include "peerbloom/peer_match.h"
 #include "peerbloom/status.h"
 #include "peerbloom/summary.h"
@@ -101,6 +102,18 @@ struct GossipOptions {
   size_t max_imports_per_importer = 64;
   // Default: 64 MiB. Digest bytes one importer's imports may hold here, likewise.
   size_t max_import_bytes_per_importer = size_t{64} << 20;
+
+  // Additions: signed origins (docs/security.md, "Signed origins").
+  // Default: null. This node's Ed25519 signer: its summaries, deltas and epoch certificate
+  // carry its signature. Without one it sends them unsigned.
+  std::shared_ptr<const OriginSigner> signer;
+  // Default: null (no keys). The sign keys of the members. Summaries, deltas and relayed
+  // epochs of an origin that has keys here are taken only with a valid signature by one of
+  // them; those of an origin without keys are taken unsigned unless require_signatures.
+  std::shared_ptr<const SignKeyRing> sign_keys;
+  // Default: false. Refuse summaries, deltas and relayed epochs of origins without a sign key
+  // (a cluster where every node signs). REQUIRES: a signer.
+  bool require_signatures = false;
 };
 
 // InvalidArgument naming the first bad field of `options`, Ok otherwise. The GossipEngine
@@ -191,6 +204,10 @@ struct GossipStats {
   // for their importer's quota or an importer that is not a known member.
   uint64_t summaries_out_of_bounds = 0;
   uint64_t imports_over_quota = 0;
+  // Signed origins.
+  uint64_t signatures_verified = 0;  // origin signatures checked and found valid
+  uint64_t signatures_refused = 0;   // summaries and deltas refused: unsigned or bad signature
+  uint64_t epochs_refused = 0;       // relayed epochs refused: no valid epoch certificate
 };
 
 class GossipEngine {

@@ -26,7 +26,9 @@ namespace peerbloom {
 
 // Frozen constants. Never renumber, never reuse a number.
 inline constexpr char kWireMagic[4] = {'P', 'B', 'G', 'W'};
-inline constexpr uint8_t kWireVersion = 1;
+// Version 2 appends origin signatures to summary, delta and digest bodies (docs/security.md,
+// "Signed origins"); version 1 readers skip them, so the minimum reader stays 1.
+inline constexpr uint8_t kWireVersion = 2;
 inline constexpr uint8_t kWireMinReaderVersion = 1;
 
 enum class WireType : uint8_t {
@@ -56,7 +58,12 @@ inline constexpr uint8_t kWireKnownFlags = kWireFlagNeighbour | kWireFlagContact
 inline constexpr uint8_t kDigestReplyWanted = 0x01;  // answer with your own full digest
 inline constexpr uint8_t kDigestComplete = 0x02;     // lists every member the sender knows
 
+// Summary signature flags (version 2). Frozen bits.
+inline constexpr uint8_t kSigHasState = 0x01;  // a 64-byte state signature follows
+inline constexpr uint8_t kSigHasDelta = 0x02;  // a 64-byte delta signature follows
+
 // Sizes.
+inline constexpr size_t kWireSignatureBytes = 64;
 inline constexpr size_t kMaxEndpointBytes = 255;
 inline constexpr size_t kCurveKeyZ85Bytes = 40;
 
@@ -66,7 +73,9 @@ inline constexpr size_t kCurveKeyZ85Bytes = 40;
 uint64_t ClusterTag(std::string_view cluster_secret);
 
 struct WireHeader {
-  uint8_t version = kWireVersion;                      // set by the encoder
+  // The encoder writes this version's layout, clamped to 1..kWireVersion (older layouts are
+  // for tests of mixed versions and canonical re-encoding of what an older node wrote).
+  uint8_t version = kWireVersion;
   uint8_t min_reader_version = kWireMinReaderVersion;  // set by the encoder
   WireType type = WireType::kDigest;
   uint8_t flags = 0;
@@ -91,6 +100,9 @@ struct DigestEntry {
   bool has_contact = false;    // endpoint and public key follow
   std::string endpoint;        // when has_contact
   std::string public_key;      // when has_contact: empty or 40 Z85 characters
+  // Addition (version 2). Empty, or the origin's 64-byte Ed25519 signature of
+  // (kEpoch, origin, epoch): its epoch certificate, checked before a relayed epoch is adopted.
+  std::string epoch_cert;
   bool operator==(const DigestEntry&) const = default;
 };
 
@@ -128,14 +140,22 @@ struct ImportedDigestEntry {
   std::string source_url;        // IsValidEndpoint: where the importer fetches it
   uint8_t flags = 0;             // kImportHasDigest | kImportWithdrawn
   std::string_view digest;       // with kImportHasDigest: 1..kMaxImportedDigestBytes bytes
+  // Addition (version 2). Empty, or the importer's 64-byte Ed25519 signature of the import
+  // (SignedKind::kImport) or withdrawal (kImportWithdrawn); announcements carry none.
+  std::string_view signature;
 };
 
 // A decoded frame. `summary_bytes` points into the decoded input and is valid only while it
 // lives.
 struct WireFrame {
   WireHeader header;
-  DigestBody digest;                  // kDigest
-  std::string_view summary_bytes;     // kFullSummary, kDelta: summary codec bytes
+  DigestBody digest;               // kDigest
+  std::string_view summary_bytes;  // kFullSummary, kDelta: summary codec bytes
+  // Addition (version 2), kFullSummary and kDelta: empty or the origin's 64-byte signature of
+  // the summary state after this message (SignedKind::kSummaryState), and, deltas only, empty
+  // or its signature of the delta's codec bytes (SignedKind::kDelta). Views into the input.
+  std::string_view state_sig;
+  std::string_view delta_sig;
   std::vector<FullRequest> requests;  // kRequestFull
   std::vector<std::string> origins;   // kPrune, kGraft
   // Addition. kImportedDigest; `digest` views point into the decoded input.
@@ -155,9 +175,11 @@ struct WireLimits {
 // Encoders validate every field they write (InvalidArgument otherwise) and replace *out.
 // The header's type is set by each encoder; version fields are always the current ones.
 Status EncodeDigestFrame(const WireHeader& header, const DigestBody& body, std::string* out);
-// type: kFullSummary or kDelta.
+// type: kFullSummary or kDelta. Signatures are empty or kWireSignatureBytes; a full summary
+// carries no delta signature.
 Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_view codec_bytes,
-                          std::string* out);
+                          std::string* out, std::string_view state_sig = {},
+                          std::string_view delta_sig = {});
 Status EncodeRequestFullFrame(const WireHeader& header, const std::vector<FullRequest>& requests,
                               std::string* out);
 // type: kPrune or kGraft.

@@ -64,23 +64,68 @@ TEST_F(CurveKeysTest, MismatchedPublicKeyIsRefused) {
   ASSERT_TRUE(GenerateCurveKeyPair(&a).ok());
   ASSERT_TRUE(GenerateCurveKeyPair(&b).ok());
   const std::string path = dir_ + "/node.key";
-  ASSERT_TRUE(WriteKeyFile(path, {b.public_key, a.secret_key}, false).ok());
+  ASSERT_TRUE(WriteKeyFile(path, {b.public_key, a.secret_key, "", ""}, false).ok());
   CurveKeyPair read;
   EXPECT_EQ(ReadKeyFile(path, &read).message(),
             "key file '" + path + "': 'public-key' does not match 'secret-key'");
 }
 
-TEST_F(CurveKeysTest, AuthorizedKeysWithCommentsAndErrors) {
-  CurveKeyPair a, b;
-  ASSERT_TRUE(GenerateCurveKeyPair(&a).ok());
-  ASSERT_TRUE(GenerateCurveKeyPair(&b).ok());
-  std::set<std::string> keys;
-  const std::string text =
-      "# cluster keys\n\n" + a.public_key + " node-a\n" + b.public_key + "\t# node-b\n";
+TEST_F(CurveKeysTest, AuthorizedKeysBindKeysToNodeIds) {
+  CurveKeyPair a, b, c, sign;
+  for (CurveKeyPair* p : {&a, &b, &c, &sign}) ASSERT_TRUE(GenerateCurveKeyPair(p).ok());
+  const std::string text = "# cluster keys\n\n" + a.public_key + " node-a\n" + b.public_key +
+                           "\tnode-b sign=" + sign.public_key +
+                           " endpoint=tcp://10.0.0.2:7400 # rack 2\n" + c.public_key +
+                           " node-a   # node-a's next key\n";
+  std::vector<AuthorizedKey> keys;
   ASSERT_TRUE(ParseAuthorizedKeys(text, "ak", &keys).ok());
-  EXPECT_EQ(keys, (std::set<std::string>{a.public_key, b.public_key}));
-  EXPECT_EQ(ParseAuthorizedKeys(text + "not-a-key\n", "ak", &keys).message(),
-            "ak:5: not a 40-character Z85 public key: 'not-a-key'");
+  ASSERT_EQ(keys.size(), 3u);
+  EXPECT_EQ(keys[0].curve_key, a.public_key);
+  EXPECT_EQ(keys[0].node_id, "node-a");
+  EXPECT_EQ(keys[0].sign_key, "");
+  EXPECT_EQ(keys[0].endpoint, "");
+  EXPECT_EQ(keys[0].line, 3u);
+  EXPECT_EQ(keys[1].node_id, "node-b");
+  EXPECT_EQ(keys[1].sign_key, sign.public_key);
+  EXPECT_EQ(keys[1].endpoint, "tcp://10.0.0.2:7400");
+  EXPECT_EQ(keys[2].curve_key, c.public_key);
+  EXPECT_EQ(keys[2].node_id, "node-a");
+  EXPECT_EQ(keys[2].line, 5u);
+}
+
+TEST_F(CurveKeysTest, AuthorizedKeysErrorsNameTheLine) {
+  CurveKeyPair a;
+  ASSERT_TRUE(GenerateCurveKeyPair(&a).ok());
+  const std::string k = a.public_key;
+  std::vector<AuthorizedKey> keys;
+  auto error = [&](const std::string& line) {
+    return ParseAuthorizedKeys("# keys\n" + line + "\n", "ak", &keys).message();
+  };
+  EXPECT_EQ(error("not-a-key node-a"), "ak:2: not a 40-character Z85 public key: 'not-a-key'");
+  EXPECT_EQ(error(k),
+            "ak:2: the key needs the node id it speaks for: 'KEY NODE-ID' (authorized_keys "
+            "format 2)");
+  EXPECT_EQ(error(k + " # node-a"),
+            "ak:2: the key needs the node id it speaks for: 'KEY NODE-ID' (authorized_keys "
+            "format 2)");
+  EXPECT_EQ(error(k + " endpoint=tcp://a:1"),
+            "ak:2: the key needs the node id it speaks for: 'KEY NODE-ID' (authorized_keys "
+            "format 2)");
+  EXPECT_EQ(error(k + " node/a"),
+            "ak:2: node id must be 1-64 characters of [A-Za-z0-9._:-], got 'node/a'");
+  EXPECT_EQ(error(k + " squid:10.0.0.1:3128"),
+            "ak:2: node id 'squid:10.0.0.1:3128' uses the prefix 'squid:', reserved for "
+            "imported digests");
+  EXPECT_EQ(error(k + " node-a colour=blue"),
+            "ak:2: unknown field 'colour' (expected 'sign' or 'endpoint')");
+  EXPECT_EQ(error(k + " node-a extra"),
+            "ak:2: expected 'sign=KEY' or 'endpoint=tcp://HOST:PORT', got 'extra'");
+  EXPECT_EQ(error(k + " node-a sign=short"), "ak:2: 'sign' is not a 40-character Z85 key: 'short'");
+  EXPECT_EQ(error(k + " node-a endpoint=udp://h:1"),
+            "ak:2: 'endpoint' must be tcp://HOST:PORT, got 'udp://h:1'");
+  EXPECT_EQ(error(k + " node-a endpoint=tcp://h:0"),
+            "ak:2: 'endpoint' must be tcp://HOST:PORT, got 'tcp://h:0'");
+  EXPECT_EQ(error(k + " node-a\n" + k + " node-b"), "ak:3: key '" + k + "' is listed twice");
 }
 
 }  // namespace

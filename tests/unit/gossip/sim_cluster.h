@@ -111,6 +111,7 @@ class SimCluster {
     n.options.rng_seed = net_.seed * 1000003 + static_cast<uint64_t>(i);
     n.options.seeds.clear();
     for (const std::string& s : n.spec.seeds) n.options.seeds.push_back(Seed{Endpoint(s), ""});
+    if (boot_hook_) boot_hook_(&n.options);
     n.cbf = std::make_unique<CountingBloomFilter>(n.spec.log2_counters, n.spec.k);
     n.keys.clear();
     if (from != nullptr) {
@@ -294,6 +295,8 @@ class SimCluster {
 
   // Drops frames for which the hook returns true (before the random faults).
   void SetFilter(std::function<bool(const Frame&)> hook) { filter_ = std::move(hook); }
+  // Addition: adjusts each node's options as it boots (after node_id and seeds are set).
+  void SetBootHook(std::function<void(GossipOptions*)> hook) { boot_hook_ = std::move(hook); }
   void set_net(NetOptions net) { net_ = net; }
 
   int64_t now() const { return now_; }
@@ -371,6 +374,7 @@ class SimCluster {
   std::map<std::string, int> by_id_;
   std::priority_queue<Frame, std::vector<Frame>, std::greater<Frame>> inflight_;
   std::function<bool(const Frame&)> filter_;
+  std::function<void(GossipOptions*)> boot_hook_;
 };
 
 }  // namespace peerbloom::sim

@@ -9,6 +9,8 @@ namespace peerbloom {
 namespace {
 
 const std::string kKey(40, 'A');  // 40 Z85 characters
+const std::string kStateSig(kWireSignatureBytes, 'S');
+const std::string kDeltaSig(kWireSignatureBytes, 'D');
 
 WireHeader SampleHeader() {
   WireHeader h;
@@ -40,12 +42,13 @@ DigestBody SampleDigest() {
   b.origin = "node-b";
   b.epoch = UINT64_MAX;
   b.heartbeat = 0;
+  b.epoch_cert = std::string(kWireSignatureBytes, 'Z');
   body.entries = {a, b};
   return body;
 }
 
 std::vector<std::string> SampleFrames() {
-  std::vector<std::string> frames(4);
+  std::vector<std::string> frames(6);
   EXPECT_TRUE(EncodeDigestFrame(SampleHeader(), SampleDigest(), &frames[0]).ok());
   EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "codec-bytes", &frames[1]).ok());
   EXPECT_TRUE(
@@ -53,6 +56,12 @@ std::vector<std::string> SampleFrames() {
           .ok());
   EXPECT_TRUE(
       EncodeOriginsFrame(SampleHeader(), WireType::kPrune, {"node-b", "node-c"}, &frames[3]).ok());
+  EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "codec-bytes", &frames[4],
+                                 kStateSig, kDeltaSig)
+                  .ok());
+  EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kFullSummary, "codec-bytes", &frames[5],
+                                 kStateSig)
+                  .ok());
   return frames;
 }
 
@@ -66,7 +75,8 @@ std::string Reencode(const WireFrame& f) {
       break;
     case WireType::kFullSummary:
     case WireType::kDelta:
-      s = EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out);
+      s = EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out, f.state_sig,
+                             f.delta_sig);
       break;
     case WireType::kRequestFull:
       s = EncodeRequestFullFrame(f.header, f.requests, &out);
@@ -123,9 +133,9 @@ TEST(WireFrame, GoldenRequestFrame) {
   h.sender_heartbeat = 300;
   std::string bytes;
   ASSERT_TRUE(EncodeRequestFullFrame(h, {{"b", 300, 5}}, &bytes).ok());
-  // magic, version 1, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
+  // magic, version 2, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
   // heartbeat 300 (varint ac 02), "tcp://x:1", empty key, 1 request: "b", epoch 300, have 5.
-  const std::string expected = std::string("PBGW\x01\x01\x04\x02", 8) +
+  const std::string expected = std::string("PBGW\x02\x01\x04\x02", 8) +
                                "\x88\x77\x66\x55\x44\x33\x22\x11" +
                                std::string(
                                    "\x01"
@@ -208,16 +218,15 @@ TEST(WireFrame, VersionsAndTypes) {
   EXPECT_TRUE(s.IsNotSupported());
   EXPECT_EQ(s.message(), "unknown message type '99'");
 
-
   bad = frame;
-  bad[4] = 3;  // version 3, needs reader 2
-  bad[5] = 2;
+  bad[4] = 4;  // version 4, needs reader 3
+  bad[5] = 3;
   s = DecodeFrame(bad, WireLimits(), &f);
   EXPECT_TRUE(s.IsNotSupported());
-  EXPECT_EQ(s.message(), "frame needs reader version '2', this is '1'");
+  EXPECT_EQ(s.message(), "frame needs reader version '3', this is '2'");
 
   bad = frame;
-  bad[4] = 2;  // a newer writer readable by version 1 may append fields
+  bad[4] = 3;  // a newer writer readable by version 2 may append fields
   bad += "future";
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).ok());
   EXPECT_EQ(f.requests.size(), 2u);
@@ -235,6 +244,9 @@ TEST(WireFrame, VersionsAndTypes) {
   bad = frame;
   bad[5] = 0;  // minimum reader 0 is never written
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).IsCorruption());
+  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 2
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(),
+            "bad frame version '2' with minimum reader '2'");
 }
 
 TEST(WireFrame, LimitsAreEnforced) {
@@ -289,6 +301,93 @@ TEST(WireFrame, FieldChecks) {
   EXPECT_TRUE(IsValidPublicKey(kKey));
   EXPECT_FALSE(IsValidPublicKey(std::string(40, '"')));
   EXPECT_FALSE(IsValidPublicKey(std::string(39, 'A')));
+}
+
+// Version 2: signatures follow the codec bytes of summaries and deltas.
+TEST(WireFrame, SignaturesRoundTripAfterTheCodecBytes) {
+  const std::vector<std::string> frames = SampleFrames();
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(frames[4], WireLimits(), &f).ok());
+  EXPECT_EQ(f.summary_bytes, "codec-bytes");
+  EXPECT_EQ(f.state_sig, kStateSig);
+  EXPECT_EQ(f.delta_sig, kDeltaSig);
+  EXPECT_EQ(frames[4].substr(frames[4].size() - 129), "\x03" + kStateSig + kDeltaSig);
+  ASSERT_TRUE(DecodeFrame(frames[5], WireLimits(), &f).ok());
+  EXPECT_EQ(f.state_sig, kStateSig);
+  EXPECT_TRUE(f.delta_sig.empty());
+  ASSERT_TRUE(DecodeFrame(frames[1], WireLimits(), &f).ok());  // unsigned: flags 0
+  EXPECT_EQ(frames[1].back(), '\0');
+  EXPECT_TRUE(f.state_sig.empty());
+  EXPECT_TRUE(f.delta_sig.empty());
+}
+
+TEST(WireFrame, BadSignatureFieldsAreRefused) {
+  std::string out;
+  EXPECT_EQ(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "c", &out, "short").message(),
+            "summary signature of '5' bytes in a version '2' frame");
+  EXPECT_EQ(
+      EncodeSummaryFrame(SampleHeader(), WireType::kFullSummary, "c", &out, kStateSig, kDeltaSig)
+          .message(),
+      "delta signature on a full summary");
+  WireFrame f;
+  std::string bad = SampleFrames()[5];
+  bad[bad.size() - 65] = 0x03;  // a delta signature flag on a full summary
+  Status s = DecodeFrame(bad, WireLimits(), &f);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_EQ(s.message(), "unknown signature flags '3'");
+  bad = SampleFrames()[1];
+  bad.back() = 0x04;
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "unknown signature flags '4'");
+  DigestBody body = SampleDigest();
+  body.entries[0].epoch_cert = "short";
+  EXPECT_EQ(EncodeDigestFrame(SampleHeader(), body, &out).message(),
+            "epoch certificate of '5' bytes");
+}
+
+TEST(WireFrame, EpochCertificatesAreCanonical) {
+  DigestBody body = SampleDigest();
+  body.entries[0].epoch_cert = std::string(kWireSignatureBytes, 'A');
+  std::string bytes;
+  ASSERT_TRUE(EncodeDigestFrame(SampleHeader(), body, &bytes).ok());
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.digest, body);
+  // count 2, index 0, cert, index 1, cert: swapping the indexes is not canonical.
+  const size_t tail = bytes.size() - 2 * (1 + kWireSignatureBytes);
+  ASSERT_EQ(bytes[tail - 1], '\x02');
+  std::string bad = bytes;
+  bad[tail] = 1;
+  bad[tail + 1 + kWireSignatureBytes] = 0;
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "epoch certificate index '0'");
+  bad = bytes;
+  bad[tail + 1 + kWireSignatureBytes] = 2;  // past the entries
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "epoch certificate index '2'");
+  bad = bytes;
+  bad[tail - 1] = 3;
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "more epoch certificates than entries");
+}
+
+// What an older node writes: the version 1 layout, without signatures, decodes and
+// re-encodes to the same bytes.
+TEST(WireFrame, Version1FramesCarryNoSignatures) {
+  WireHeader h = SampleHeader();
+  h.version = 1;
+  std::string v1;
+  ASSERT_TRUE(EncodeSummaryFrame(h, WireType::kDelta, "codec-bytes", &v1).ok());
+  EXPECT_EQ(v1[4], '\x01');
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(v1, WireLimits(), &f).ok());
+  EXPECT_EQ(f.summary_bytes, "codec-bytes");
+  EXPECT_TRUE(f.state_sig.empty());
+  EXPECT_EQ(Reencode(f), v1);
+  EXPECT_TRUE(EncodeSummaryFrame(h, WireType::kDelta, "c", &v1, kStateSig).IsInvalidArgument());
+  DigestBody body = SampleDigest();
+  EXPECT_EQ(EncodeDigestFrame(h, body, &v1).message(), "epoch certificate in a version 1 frame");
+  body.entries[1].epoch_cert.clear();
+  ASSERT_TRUE(EncodeDigestFrame(h, body, &v1).ok());
+  ASSERT_TRUE(DecodeFrame(v1, WireLimits(), &f).ok());
+  EXPECT_EQ(f.digest, body);
+  EXPECT_EQ(Reencode(f), v1);
 }
 
 }  // namespace

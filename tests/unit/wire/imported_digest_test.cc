@@ -117,6 +117,8 @@ TEST_F(ImportedDigestFrame, DecoderRefusesOversizedDigestLength) {
   const size_t flags_at = out.find("squid:10.0.0.9:3128") + 19 + 1 + 6;
   ASSERT_EQ(out[flags_at], 0);
   out[flags_at] = kImportHasDigest;
+  ASSERT_EQ(out.back(), 0);  // version 2: no import signatures; the length goes in its place
+  out.pop_back();
   out += std::string("\x01\x00\x00\x01", 4);  // little-endian 16 MiB + 1
   EXPECT_EQ(Decode(out).ToString(),
             Status::ResourceExhausted("imported digest of '16777217' bytes (limit '16777216')")
