@@ -67,6 +67,7 @@ Member* Membership::FindOrAdd(std::string_view id, int64_t now_ms) {
   if (listed != nullptr && !listed->endpoint.empty() && !listed->public_keys.empty()) {
     m.endpoint = listed->endpoint;
     m.public_key = listed->public_keys.front();
+    m.contact_first_hand = true;
   }
   return &m;
 }
@@ -158,14 +159,23 @@ void Membership::OfferContact(Member* m, const std::string& endpoint, const std:
       ++stats_->contacts_refused;
       return;
     }
-    // Only the node itself moves a known endpoint; others may tell a new key for it (a
-    // restart after a key rotation) in a newer epoch.
-    if (!first_hand && !m->endpoint.empty() && (endpoint != m->endpoint || epoch <= m->epoch)) {
+    // Only the node itself moves a known endpoint, and only when it restarts (a newer
+    // epoch); others may tell a new key for it (a restart after a key rotation) in a newer
+    // epoch. No two members share an endpoint.
+    const bool moves = !m->endpoint.empty() && endpoint != m->endpoint;
+    bool taken = false;
+    for (const auto& [id, other] : members_) taken |= &other != m && other.endpoint == endpoint;
+    const bool refused = first_hand ? moves && m->contact_first_hand && epoch <= m->epoch
+                                    : moves || (!m->endpoint.empty() && epoch <= m->epoch);
+    if (refused || taken || endpoint == endpoint_) {
       ++stats_->contacts_refused;
       return;
     }
   }
+  // The link to the old endpoint is no longer needed.
+  if (!m->endpoint.empty() && m->endpoint != endpoint) moved_from_.push_back(m->endpoint);
   SetContact(m, endpoint, public_key);
+  m->contact_first_hand = first_hand || m->contact_first_hand;
 }
 
 bool Membership::Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms) {

@@ -17,6 +17,7 @@
 #include <random>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lib/gossip/outbox.h"
@@ -46,6 +47,7 @@ struct Member {
   // Additions: what the node said of itself on its own authenticated link.
   int64_t direct_until_ms = kNeverMs;  // heard on its own link: others' claims are ignored
   uint64_t direct_epoch = 0;           // the highest epoch it named on its own link
+  bool contact_first_hand = false;     // the endpoint came from the node or the allow-list
 };
 
 struct SeedState {
@@ -83,6 +85,8 @@ class Membership {
   // Replaces the allow-list; returns the ids of members it no longer names (the caller
   // forgets them). Keys and endpoints of listed members follow the new list.
   std::vector<std::string> SetListed(std::vector<ListedNode> listed);
+  // Endpoints members moved away from since the last call (their links may be closed).
+  std::vector<std::string> TakeMovedFrom() { return std::exchange(moved_from_, {}); }
   void SetWallClock(int64_t wall_ms, int64_t now_ms) {
     wall_offset_ms_ = wall_ms - now_ms;
     wall_known_ = true;
@@ -158,6 +162,7 @@ class Membership {
   const int64_t max_skew_ms_;
   const int64_t heartbeat_ms_;
   std::map<std::string, ListedNode, std::less<>> listed_;
+  std::vector<std::string> moved_from_;
   bool wall_known_ = false;
   int64_t wall_offset_ms_ = 0;
 };

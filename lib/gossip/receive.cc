@@ -29,6 +29,7 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
   }
   if (s.ok()) s = Dispatch(frame, !link_node_id.empty(), now_ms);
   if (!s.ok()) ++stats_.malformed_in;
+  for (const std::string& endpoint : membership_.TakeMovedFrom()) outbox_.NoteDropped(endpoint);
   return s;
 }
 
