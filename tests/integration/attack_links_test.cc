@@ -58,6 +58,8 @@ class AttackLinks : public ::testing::Test {
     zmq::socket_t s(context_, zmq::socket_type::dealer);
     s.set(zmq::sockopt::linger, 0);
     s.set(zmq::sockopt::sndhwm, 100000);
+    // A send never blocks the test for long (a link the server refused has no pipe).
+    s.set(zmq::sockopt::sndtimeo, 10000);
     s.set(zmq::sockopt::curve_serverkey, target->public_key());
     s.set(zmq::sockopt::curve_publickey, pub);
     s.set(zmq::sockopt::curve_secretkey, sec);
@@ -308,15 +310,25 @@ TEST_F(AttackLinks, KeyRotationWithoutDowntime) {
       kWaitDeadline));
   // Someone still holding the old key keeps a link open to a.
   zmq::socket_t old_link = Connect(a_, old_public, old_secret);
-  old_link.send(zmq::buffer(Digest(Header("victim", 1, 1), {})));
-  ASSERT_TRUE(WaitFor([&] { return Counter(a_, "gossip", "stale_dropped") >= 1; }, kWaitDeadline));
+  // A frame of another cluster shows the link is up (refused_by_gossip counts only it), then
+  // an old-incarnation frame of the victim, stale.
+  const uint64_t refused = Counter(a_, "transport", "refused_by_gossip");
+  WireHeader other = Header("victim", 1, 1);
+  other.cluster_tag = ClusterTag("another-cluster");
+  ASSERT_TRUE(old_link.send(zmq::buffer(Digest(other, {}))));
+  ASSERT_TRUE(WaitFor([&] { return Counter(a_, "transport", "refused_by_gossip") > refused; },
+                      kWaitDeadline));
+  const uint64_t stale = Counter(a_, "gossip", "stale_dropped");
+  ASSERT_TRUE(old_link.send(zmq::buffer(Digest(Header("victim", 1, 1), {}))));
+  ASSERT_TRUE(
+      WaitFor([&] { return Counter(a_, "gossip", "stale_dropped") > stale; }, kWaitDeadline));
   cluster_.RemoveKey(old_public);
   for (Node* n : {a_, b_}) {
     const uint64_t reloads = Reloads(n);
     ASSERT_TRUE(n->Reload(options_, n == a_ ? std::vector<Node*>{} : std::vector<Node*>{a_}));
     ASSERT_TRUE(WaitFor([&] { return Reloads(n) > reloads; }, kWaitDeadline));
   }
-  old_link.send(zmq::buffer(Digest(Header("victim", 1, 2), {})));
+  ASSERT_TRUE(old_link.send(zmq::buffer(Digest(Header("victim", 1, 2), {}))));
   EXPECT_TRUE(
       WaitFor([&] { return Counter(a_, "transport", "frames_revoked") >= 1; }, kWaitDeadline));
   EXPECT_TRUE(HoldsFor([&] { return VictimFineEverywhere(); }, Window()));
