@@ -149,6 +149,11 @@ struct Config {
   // in number and in digest bytes; an import frame beyond either is refused.
   int64_t max_imports_per_importer = 64;
   int64_t max_import_bytes_per_importer = int64_t{64} << 20;
+  // Default: 1024. Outgoing peer links open at most (one per member linked to, seeds and
+  // relay links included); more are refused and counted.
+  int64_t max_links = 1024;
+  // Default: 3600000 (1 h). Epochs more than this ahead of the local wall clock are refused.
+  int64_t max_clock_skew_ms = 3600000;
   // Default: 1000. ZMTP heartbeat period on peer links; 0 disables heartbeats.
   int64_t link_heartbeat_interval_ms = 1000;
   // Default: 5000. A link whose heartbeats go unanswered this long is closed.

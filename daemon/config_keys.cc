@@ -261,6 +261,14 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Int(n, key, 1 << 20, int64_t{1} << 34, &p.c().max_import_bytes_per_importer);
      }},
+    {"max_links", "integer", "1024", "outgoing peer links open at most",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Int(n, key, 1, 65536, &p.c().max_links);
+     }},
+    {"max_clock_skew", "duration", "\"1h\"", "epochs further ahead of the clock are refused",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 1000, &p.c().max_clock_skew_ms);
+     }},
     {"link_heartbeat_interval", "duration", "\"1s\"", "ZMTP heartbeat period, 0 for none",
      [](Parser& p, const N& n, std::string_view key) {
        return p.Duration(n, key, 0, &p.c().link_heartbeat_interval_ms);

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <random>
 
+#include "daemon/allow_list.h"
 #include "daemon/epoch_floor.h"
 #include "daemon/log_format.h"
 #include "daemon/origin_keys.h"
@@ -100,7 +101,8 @@ Status Daemon::SecureControl() {
   return Status::Ok();
 }
 
-Status Daemon::LoadKeys(std::set<std::string>* authorized) {
+Status Daemon::LoadKeys(std::map<std::string, std::string>* authorized,
+                        std::vector<ListedNode>* listed) {
   if (!config_.curve) {
     spdlog::warn("curve = false: peer traffic is neither encrypted nor authenticated");
     return Status::Ok();
@@ -112,15 +114,7 @@ Status Daemon::LoadKeys(std::set<std::string>* authorized) {
     return Status::InvalidArgument(s.message() + " (create one with 'peerbloom keygen -o " +
                                    config_.key_file + "')");
   }
-  if (!config_.authorized_keys.empty()) {
-    std::vector<client::AuthorizedKey> listed;
-    PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config_.authorized_keys, &listed));
-    for (const client::AuthorizedKey& key : listed) authorized->insert(key.curve_key);
-  }
-  for (const Seed& seed : config_.seeds) {
-    if (!seed.public_key.empty()) authorized->insert(seed.public_key);
-  }
-  return Status::Ok();
+  return LoadAllowList(config_, authorized, listed);
 }
 
 Status Daemon::RestoreSnapshot(uint64_t* epoch) {
@@ -188,6 +182,11 @@ Status Daemon::StartGossip(uint64_t epoch) {
   o.max_imports_per_importer = static_cast<size_t>(config_.max_imports_per_importer);
   o.max_import_bytes_per_importer = static_cast<size_t>(config_.max_import_bytes_per_importer);
   PEERBLOOM_RETURN_IF_ERROR(LoadOriginKeys(config_, keys_, &o));
+  // With CURVE, members are the allow-list's nodes; without, anyone who connects (loopback
+  // only), up to max_members.
+  o.listed_only = config_.curve;
+  o.listed = listed_;
+  o.max_clock_skew_ms = config_.max_clock_skew_ms;
   PEERBLOOM_RETURN_IF_ERROR(ValidateGossipOptions(o));
   engine_ = std::make_unique<GossipEngine>(std::move(o));
   publish_policy_ = PublishPolicy({config_.publish_threshold, config_.gossip_interval_ms});
@@ -224,8 +223,8 @@ Status Daemon::StartRelay() {
 Status Daemon::Start() {
   start_ms_ = clock_->NowMs();
   PEERBLOOM_RETURN_IF_ERROR(LockDataDir());
-  std::set<std::string> authorized;
-  PEERBLOOM_RETURN_IF_ERROR(LoadKeys(&authorized));
+  std::map<std::string, std::string> authorized;
+  PEERBLOOM_RETURN_IF_ERROR(LoadKeys(&authorized, &listed_));
   LocalStoreOptions so;
   so.node_id = config_.node_id;
   so.profile = config_.profile;
@@ -254,6 +253,7 @@ Status Daemon::Start() {
   to.send_queue_limit = config_.send_queue_limit;
   to.heartbeat_interval_ms = static_cast<int>(config_.link_heartbeat_interval_ms);
   to.heartbeat_timeout_ms = static_cast<int>(config_.link_heartbeat_timeout_ms);
+  to.max_links = static_cast<size_t>(config_.max_links);
   transport_ = std::make_unique<Transport>(&context_, std::move(to));
   ApplyFaults();
   std::string bound;
@@ -346,9 +346,11 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
     return;  // a signal: the caller looks at its flags
   }
   now = clock_->NowMs();
+  engine_->SetWallClock(WallMs(), now);
   // Lookups first: a who-has waits for no peer frame, feed line or timer of this turn.
   ServeLookups(items.data() + control_at, items.data() + socket_at, feeds_at - socket_at, now);
-  transport_->Process(items.data(), now, [this, now](std::string_view payload) {
+  transport_->Process(items.data(), now, [this, now](std::string_view payload,
+                                                     const std::string& link_node) {
     // A summary can take a while to decode: lookups that came meanwhile go first.
     ServeLookupsNow();
     // A frame that makes the engine throw is refused like a malformed one (counted, logged
@@ -356,7 +358,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
     Status s;
     try {
       s = RelayService::IsRelayFrame(payload) ? relay_->OnFrame(payload, now)
-                                              : engine_->OnMessage(payload, now);
+                                              : engine_->OnMessage(payload, now, link_node);
     } catch (const std::exception& e) {
       s = Status::Corruption("internal error: " + EscapeBytes(e.what()));
     }
@@ -641,13 +643,18 @@ void Daemon::Reload() {
   config_.seeds = fresh.seeds;
   config_.seed_key_files = fresh.seed_key_files;
   config_.authorized_keys = fresh.authorized_keys;
-  std::set<std::string> authorized;
-  s = LoadKeys(&authorized);
+  std::map<std::string, std::string> authorized;
+  std::vector<ListedNode> listed;
+  s = LoadKeys(&authorized, &listed);
   if (!s.ok()) {
     spdlog::error("reload: {}", s.message());
     return;
   }
   transport_->SetAuthorized(std::move(authorized));
+  if (config_.curve) {
+    listed_ = listed;
+    engine_->SetListed(std::move(listed), clock_->NowMs());
+  }
   config_.test_fault_drop = fresh.test_fault_drop;
   config_.test_fault_duplicate = fresh.test_fault_duplicate;
   config_.test_fault_reorder = fresh.test_fault_reorder;

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -79,7 +80,8 @@ class Daemon {
  private:
   Status LockDataDir();
   Status SecureControl();
-  Status LoadKeys(std::set<std::string>* authorized);
+  // The allow-list: key -> node id for the transport, nodes for the gossip engine.
+  Status LoadKeys(std::map<std::string, std::string>* authorized, std::vector<ListedNode>* listed);
   Status RestoreSnapshot(uint64_t* epoch);
   Status StartGossip(uint64_t epoch);
   Status StartRelay();
@@ -131,6 +133,7 @@ class Daemon {
   std::unique_ptr<DataDir> data_dir_;
   int lock_fd_ = -1;
   client::CurveKeyPair keys_;
+  std::vector<ListedNode> listed_;  // the allow-list's nodes (CURVE on)
   std::unique_ptr<LocalStore> store_;
   std::unique_ptr<GossipEngine> engine_;
   std::unique_ptr<Transport> transport_;

@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <string>
 
+#include "daemon/allow_list.h"
 #include "daemon/clock.h"
 #include "daemon/config.h"
 #include "daemon/daemon.h"
@@ -64,6 +66,9 @@ Status CheckFiles(Config config) {
     PEERBLOOM_RETURN_IF_ERROR(
         peerbloom::client::ReadAuthorizedKeys(config.authorized_keys, &authorized));
   }
+  std::map<std::string, std::string> allowed;
+  std::vector<peerbloom::ListedNode> listed;
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::LoadAllowList(config, &allowed, &listed));
   return peerbloom::daemon::CheckSigningConfig(config, keys);
 }
 

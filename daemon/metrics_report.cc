@@ -384,6 +384,32 @@ const Metric kMetrics[] = {
      [](const Context& c, Writer& w) { w.Sample(T(c).zap_denied); }},
     {"peerbloom_transport_handshakes_failed_total", "counter", "", "failed CURVE handshakes",
      [](const Context& c, Writer& w) { w.Sample(T(c).handshakes_failed); }},
+    {"peerbloom_transport_revoked_total", "counter", "what",
+     "refused for a key authorized_keys no longer lists (frame: frames received on its link; "
+     "link: outgoing links closed)",
+     [](const Context& c, Writer& w) {
+       w.Sample({{"what", "frame"}}, T(c).frames_revoked);
+       w.Sample({{"what", "link"}}, T(c).links_revoked);
+     }},
+    {"peerbloom_transport_links_refused_total", "counter", "",
+     "outgoing links refused at max_links",
+     [](const Context& c, Writer& w) { w.Sample(T(c).links_refused); }},
+    {"peerbloom_gossip_untrusted_total", "counter", "reason",
+     "claims refused or overridden (sender_mismatch: a frame naming another node than its "
+     "link's; unlisted: a node id not in authorized_keys; epoch, heartbeat: implausible; "
+     "contact: an endpoint or key not bound to the node; corrected: overridden by the node's "
+     "own word)",
+     [](const Context& c, Writer& w) {
+       w.Sample({{"reason", "sender_mismatch"}}, G(c).sender_mismatch);
+       w.Sample({{"reason", "unlisted"}}, G(c).members_unlisted);
+       w.Sample({{"reason", "epoch"}}, G(c).implausible_epochs);
+       w.Sample({{"reason", "heartbeat"}}, G(c).implausible_heartbeats);
+       w.Sample({{"reason", "contact"}}, G(c).contacts_refused);
+       w.Sample({{"reason", "corrected"}}, G(c).claims_corrected);
+     }},
+    {"peerbloom_gossip_members_revoked_total", "counter", "",
+     "members dropped when authorized_keys lost them",
+     [](const Context& c, Writer& w) { w.Sample(G(c).members_revoked); }},
     // who-has.
     {"peerbloom_who_has_keys_total", "counter", "", "keys looked up by who-has requests",
      [](const Context& c, Writer& w) { w.Sample(c.loop.who_has_keys()); }},

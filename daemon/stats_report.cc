@@ -81,7 +81,7 @@ constexpr std::array<StatEntry<Context>, 11> kSummary = {{
      [](const Context& c) -> Json { return c.s.publish.refused_deltas; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 25> kGossip = {{
+constexpr std::array<StatEntry<Context>, 32> kGossip = {{
     {"members_known", "members known", [](const Context& c) -> Json { return c.peers.size(); }},
     {"members_alive", "members alive",
      [](const Context& c) -> Json {
@@ -135,9 +135,23 @@ constexpr std::array<StatEntry<Context>, 25> kGossip = {{
      [](const Context& c) -> Json { return c.s.parts.engine.stats().signatures_refused; }},
     {"epochs_refused", "relayed epochs refused: no valid epoch certificate",
      [](const Context& c) -> Json { return c.s.parts.engine.stats().epochs_refused; }},
+    {"sender_mismatch", "frames naming a sender other than their link's node",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().sender_mismatch; }},
+    {"members_unlisted", "senders or entries naming a node id not in authorized_keys",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().members_unlisted; }},
+    {"implausible_epochs", "epochs refused for being too far ahead of the clock",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().implausible_epochs; }},
+    {"implausible_heartbeats", "heartbeats refused for advancing faster than possible",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().implausible_heartbeats; }},
+    {"claims_corrected", "a node's own frame overrode what others claimed of it",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().claims_corrected; }},
+    {"contacts_refused", "endpoints or keys not bound to the node id",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().contacts_refused; }},
+    {"members_revoked", "members dropped when authorized_keys lost them",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().members_revoked; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 15> kTransport = {{
+constexpr std::array<StatEntry<Context>, 19> kTransport = {{
     {"curve", "whether CURVE is on",
      [](const Context& c) -> Json { return c.s.parts.config.curve; }},
     {"messages_in", "frames received",
@@ -168,6 +182,14 @@ constexpr std::array<StatEntry<Context>, 15> kTransport = {{
      [](const Context& c) -> Json { return c.s.transport.stats().handshakes_failed; }},
     {"links_open", "links open now",
      [](const Context& c) -> Json { return c.s.transport.stats().links_open; }},
+    {"frames_revoked", "frames on a link whose key authorized_keys no longer lists",
+     [](const Context& c) -> Json { return c.s.transport.stats().frames_revoked; }},
+    {"links_revoked", "outgoing links closed when their key was delisted",
+     [](const Context& c) -> Json { return c.s.transport.stats().links_revoked; }},
+    {"links_refused", "outgoing links refused at max_links",
+     [](const Context& c) -> Json { return c.s.transport.stats().links_refused; }},
+    {"send_unlisted", "sends to a key authorized_keys does not list",
+     [](const Context& c) -> Json { return c.s.transport.stats().send_unlisted; }},
 }};
 
 constexpr std::array<StatEntry<Context>, 5> kControl = {{

@@ -112,7 +112,21 @@ bool Transport::ReceiveOne(int64_t now_ms, const Handler& handler) {
   }
   ++stats_.messages_in;
   stats_.bytes_in += payload.size();
-  Status s = handler(payload.to_string_view());
+  std::string link_node;
+  if (options_.curve) {
+    // The ZAP handler made the client's key the link's user id; the key is looked up in the
+    // allow-list in force now, so a reload that drops it stops the link at once.
+    const char* user = payload.gets("User-Id");
+    auto it = user == nullptr ? options_.authorized.end() : options_.authorized.find(user);
+    if (it == options_.authorized.end()) {
+      ++stats_.frames_revoked;
+      Refused(now_ms, std::string("a frame on the link of key '") + (user ? user : "?") +
+                          "', no longer authorized");
+      return true;
+    }
+    link_node = it->second;
+  }
+  Status s = handler(payload.to_string_view(), link_node);
   if (!s.ok()) {
     ++stats_.refused_by_gossip;
     Refused(now_ms, "a gossip message: " + s.ToString());
@@ -185,7 +199,14 @@ Transport::Link* Transport::LinkFor(const Outgoing& out, int64_t now_ms) {
   auto it = links_.find(out.endpoint);
   if (it != links_.end() && it->second.public_key == out.public_key) return &it->second;
   if (it != links_.end()) links_.erase(it);  // the peer's key changed: reconnect with the new one
-  if (links_.size() >= options_.max_links) return nullptr;
+  if (links_.size() >= options_.max_links) {
+    ++stats_.links_refused;
+    uint64_t suppressed = 0;
+    if (send_log_.Allow(now_ms, &suppressed)) {
+      spdlog::warn("refused a link to '{}': {} links open, max_links", out.endpoint, links_.size());
+    }
+    return nullptr;
+  }
   Link link{zmq::socket_t(*context_, zmq::socket_type::dealer), out.public_key};
   SetCommon(link.socket, options_);
   link.socket.set(zmq::sockopt::sndhwm, options_.send_queue_limit);
@@ -241,6 +262,10 @@ void Transport::SendNow(const Outgoing& out, int64_t now_ms) {
     ++stats_.send_no_key;
     return;
   }
+  if (options_.curve && options_.authorized.count(out.public_key) == 0) {
+    ++stats_.send_unlisted;
+    return;
+  }
   try {
     Link* link = LinkFor(out, now_ms);
     if (link == nullptr ||
@@ -257,6 +282,23 @@ void Transport::SendNow(const Outgoing& out, int64_t now_ms) {
       spdlog::warn("cannot send to '{}': {}", out.endpoint, e.what());
     }
   }
+}
+
+void Transport::SetAuthorized(std::map<std::string, std::string> keys) {
+  options_.authorized = std::move(keys);
+  if (!options_.curve) return;
+  for (auto it = links_.begin(); it != links_.end();) {
+    if (options_.authorized.count(it->second.public_key) > 0) {
+      ++it;
+      continue;
+    }
+    spdlog::info("closed the link to '{}': key '{}' is no longer authorized", it->first,
+                 it->second.public_key);
+    ++stats_.links_revoked;
+    held_.erase(it->first);
+    it = links_.erase(it);
+  }
+  stats_.links_open = links_.size();
 }
 
 void Transport::Close(const std::string& endpoint) {

@@ -2,6 +2,9 @@
 //
 //  - one ROUTER bound on `listen` receives from every peer (CURVE server; a ZAP handler on
 //    inproc://zeromq.zap.01, installed before the bind, admits only authorized public keys);
+//    each frame goes to the handler with the node id the allow-list binds to the key of the
+//    link it came on, looked up in the current allow-list, so a key removed by a reload
+//    delivers nothing more (counted in frames_revoked);
 //  - one DEALER per outgoing endpoint sends (CURVE client, the server key learned for it);
 //  - every peer message is exactly one frame (docs/wire-protocol.md; the frame names its
 //    cluster by a tag the gossip engine checks); anything else is refused, drained, counted;
@@ -46,14 +49,15 @@ struct FaultInjection {
 struct TransportOptions {
   std::string listen;  // "tcp://HOST:PORT", port 0 for any
   bool curve = true;
-  client::CurveKeyPair keys;         // required when curve
-  std::set<std::string> authorized;  // Z85 public keys admitted by the ZAP handler
+  client::CurveKeyPair keys;  // required when curve
+  // Z85 public key -> the node id it speaks for: the keys admitted by the ZAP handler.
+  std::map<std::string, std::string> authorized;
   int64_t max_message_bytes = int64_t{64} << 20;
   int send_queue_limit = 1000;
   int heartbeat_interval_ms = 1000;  // 0: no ZMTP heartbeats
   int heartbeat_timeout_ms = 5000;
-  size_t max_links = 1024;
-  FaultInjection faults;  // tests only
+  size_t max_links = 1024;  // outgoing DEALER links at most; more are refused and counted
+  FaultInjection faults;    // tests only
 };
 
 struct TransportStats {
@@ -71,15 +75,20 @@ struct TransportStats {
   uint64_t links_accepted = 0;
   uint64_t links_disconnected = 0;  // includes links closed for oversized frames
   uint64_t handshakes_failed = 0;
-  uint64_t links_open = 0;     // outgoing DEALERs (a gauge)
-  uint64_t fault_dropped = 0;  // injected faults (tests only)
+  uint64_t links_open = 0;      // outgoing DEALERs (a gauge)
+  uint64_t frames_revoked = 0;  // frames on a link whose key the allow-list no longer names
+  uint64_t links_revoked = 0;   // outgoing links closed because their key was delisted
+  uint64_t links_refused = 0;   // outgoing links refused at max_links
+  uint64_t send_unlisted = 0;   // sends to a key the allow-list does not name
+  uint64_t fault_dropped = 0;   // injected faults (tests only)
   uint64_t fault_duplicated = 0;
   uint64_t fault_reordered = 0;
 };
 
 class Transport {
  public:
-  using Handler = std::function<Status(std::string_view payload)>;
+  // `link_node` is the node id bound to the link's CURVE key ("" with CURVE off).
+  using Handler = std::function<Status(std::string_view payload, const std::string& link_node)>;
 
   Transport(zmq::context_t* context, TransportOptions options);
   Transport(const Transport&) = delete;
@@ -99,8 +108,8 @@ class Transport {
   void Send(const Outgoing& out, int64_t now_ms);
   // Closes the link to an endpoint, if any.
   void Close(const std::string& endpoint);
-  // Replaces the allow-list (SIGHUP).
-  void SetAuthorized(std::set<std::string> keys) { options_.authorized = std::move(keys); }
+  // Replaces the allow-list (SIGHUP). Outgoing links to a key no longer listed are closed.
+  void SetAuthorized(std::map<std::string, std::string> keys);
   // Replaces the injected faults (SIGHUP; tests only).
   void SetFaults(FaultInjection faults) { options_.faults = std::move(faults); }
 

@@ -49,7 +49,10 @@ class GossipEngine::Impl {
   Status ImportDigest(const DigestImport& import, int64_t now_ms);
   void ForgetImport(std::string_view source, int64_t now_ms);
   // receive.cc
-  Status OnMessage(std::string_view payload, int64_t now_ms);
+  Status OnMessage(std::string_view payload, int64_t now_ms, std::string_view link_node_id);
+  void SetWallClock(int64_t wall_ms, int64_t now_ms) { membership_.SetWallClock(wall_ms, now_ms); }
+  // gossip_engine.cc
+  void SetListed(std::vector<ListedNode> listed, int64_t now_ms);
   // gossip_engine.cc
   void SetSeeds(std::vector<Seed> seeds, int64_t now_ms);
   void WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,
@@ -70,7 +73,7 @@ class GossipEngine::Impl {
   };
 
   // receive.cc
-  Status Dispatch(const WireFrame& frame, int64_t now_ms);
+  Status Dispatch(const WireFrame& frame, bool verified, int64_t now_ms);
   Status DecodeBody(const WireFrame& frame, Body* body);
   // bounds_check.cc: opt_.summary_bounds on a full summary's header, before decoding.
   Status CheckBounds(std::string_view summary_bytes);

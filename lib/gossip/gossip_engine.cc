@@ -20,6 +20,16 @@ GossipEngine::Impl::Impl(GossipOptions options)
       dissemination_(opt_, membership_, &local_, &summaries_, &outbox_, &stats_, &sigs_),
       imports_(opt_, membership_, &summaries_, &outbox_, &stats_, &sigs_) {
   SetSeeds(opt_.seeds, 0);
+  membership_.SetListed(opt_.listed);
+}
+
+void GossipEngine::Impl::SetListed(std::vector<ListedNode> listed, int64_t now_ms) {
+  (void)now_ms;
+  for (const std::string& id : membership_.SetListed(std::move(listed))) {
+    ++stats_.members_revoked;
+    dissemination_.Forget(id);
+    outbox_.NoteDropped(membership_.Forget(id));
+  }
 }
 
 void GossipEngine::Impl::SetSeeds(std::vector<Seed> seeds, int64_t now_ms) {
@@ -111,7 +121,17 @@ void GossipEngine::ForgetImport(std::string_view source, int64_t now_ms) {
   impl_->ForgetImport(source, now_ms);
 }
 Status GossipEngine::OnMessage(std::string_view payload, int64_t now_ms) {
-  return impl_->OnMessage(payload, now_ms);
+  return impl_->OnMessage(payload, now_ms, "");
+}
+Status GossipEngine::OnMessage(std::string_view payload, int64_t now_ms,
+                               std::string_view link_node_id) {
+  return impl_->OnMessage(payload, now_ms, link_node_id);
+}
+void GossipEngine::SetWallClock(int64_t wall_ms, int64_t now_ms) {
+  impl_->SetWallClock(wall_ms, now_ms);
+}
+void GossipEngine::SetListed(std::vector<ListedNode> listed, int64_t now_ms) {
+  impl_->SetListed(std::move(listed), now_ms);
 }
 void GossipEngine::OnTick(int64_t now_ms) { impl_->OnTick(now_ms); }
 int64_t GossipEngine::NextDeadline() const { return impl_->NextDeadline(); }

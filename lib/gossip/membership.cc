@@ -17,7 +17,12 @@ Membership::Membership(const GossipOptions& options, GossipStats* stats, EpochLi
       max_members_(options.max_members),
       stats_(stats),
       on_new_epoch_(std::move(on_new_epoch)),
-      rank_key_(DeriveIndexKey("link rank " + options.node_id)) {
+      rank_key_(DeriveIndexKey("link rank " + options.node_id)),
+      listed_only_(options.listed_only),
+      max_skew_ms_(options.max_clock_skew_ms),
+      heartbeat_ms_(std::max<int64_t>(1, options.heartbeat_interval_ms > 0
+                                             ? options.heartbeat_interval_ms
+                                             : options.failure_timeout_ms / 4)) {
   // Distinct nodes given the same seed still choose differently.
   const uint64_t id_mix =
       SipHash64(1, 3, DeriveIndexKey("gossip rng"), node_id_.data(), node_id_.size());
@@ -38,9 +43,19 @@ Member* Membership::Mutable(std::string_view id) {
   return it == members_.end() ? nullptr : &it->second;
 }
 
+const ListedNode* Membership::Listed(std::string_view id) const {
+  auto it = listed_.find(id);
+  return it == listed_.end() ? nullptr : &it->second;
+}
+
 Member* Membership::FindOrAdd(std::string_view id, int64_t now_ms) {
   if (Member* m = Mutable(id)) return m;
   if (id == node_id_) return nullptr;
+  const ListedNode* listed = Listed(id);
+  if (listed_only_ && listed == nullptr) {
+    ++stats_->members_unlisted;
+    return nullptr;
+  }
   if (members_.size() >= max_members_) {
     ++stats_->members_refused;
     return nullptr;
@@ -49,7 +64,118 @@ Member* Membership::FindOrAdd(std::string_view id, int64_t now_ms) {
   m.id = std::string(id);
   m.created_ms = now_ms;
   m.rank = SipHash64(1, 3, rank_key_, id.data(), id.size());
+  if (listed != nullptr && !listed->endpoint.empty() && !listed->public_keys.empty()) {
+    m.endpoint = listed->endpoint;
+    m.public_key = listed->public_keys.front();
+    m.contact_first_hand = true;
+  }
   return &m;
+}
+
+// Epochs are the wall clock (Unix ms) when a node started, or one more than its previous
+// epoch: one far ahead of this node's clock is a lie that would make the real node's frames
+// look stale. A heartbeat advances once per heartbeat interval: within one epoch it may
+// advance by at most 4 x (elapsed / interval) + 16 since it was last seen (nodes configured
+// with up to 4 x shorter intervals pass), and a node first seen may be at most that far
+// from its epoch's start.
+bool Membership::Plausible(const Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms) {
+  if (max_skew_ms_ <= 0) return true;
+  const int64_t wall = now_ms + wall_offset_ms_;
+  if (wall_known_ && epoch > static_cast<uint64_t>(std::max<int64_t>(wall, 0) + max_skew_ms_)) {
+    ++stats_->implausible_epochs;
+    return false;
+  }
+  auto reach = [&](int64_t elapsed_ms) {
+    return 4 * static_cast<uint64_t>(std::max<int64_t>(elapsed_ms, 0) / heartbeat_ms_) + 16;
+  };
+  uint64_t bound = UINT64_MAX;
+  if (m != nullptr && epoch == m->epoch && m->last_heard_ms != kNeverMs) {
+    bound = m->heartbeat + reach(now_ms - m->last_heard_ms);
+  } else if (wall_known_) {
+    const int64_t up =
+        wall + max_skew_ms_ - static_cast<int64_t>(std::min<uint64_t>(epoch, INT64_MAX));
+    bound = reach(up);
+  }
+  if (heartbeat > bound) {
+    ++stats_->implausible_heartbeats;
+    return false;
+  }
+  return true;
+}
+
+Status Membership::CheckSender(const WireHeader& h, int64_t now_ms) {
+  if (listed_only_ && Listed(h.sender_id) == nullptr) {
+    ++stats_->members_unlisted;
+    return Status::InvalidArgument("frame from '" + h.sender_id +
+                                   "', a node id the allow-list does not name");
+  }
+  const Member* m = Find(h.sender_id);
+  // An older incarnation's frame is stale, not a lie: Dispatch drops it.
+  if (m != nullptr && h.sender_epoch < m->epoch) return Status::Ok();
+  if (!Plausible(m, h.sender_epoch, h.sender_heartbeat, now_ms)) {
+    return Status::InvalidArgument("frame from '" + h.sender_id + "' with implausible epoch '" +
+                                   std::to_string(h.sender_epoch) + "' or heartbeat '" +
+                                   std::to_string(h.sender_heartbeat) + "'");
+  }
+  return Status::Ok();
+}
+
+std::vector<std::string> Membership::SetListed(std::vector<ListedNode> listed) {
+  listed_.clear();
+  for (ListedNode& n : listed) {
+    ListedNode& slot = listed_[n.node_id];
+    slot.node_id = n.node_id;
+    for (std::string& k : n.public_keys) slot.public_keys.push_back(std::move(k));
+    if (!n.endpoint.empty()) slot.endpoint = n.endpoint;
+  }
+  std::vector<std::string> gone;
+  if (!listed_only_) return gone;
+  for (auto& [id, m] : members_) {
+    const ListedNode* l = Listed(id);
+    if (l == nullptr) {
+      gone.push_back(id);
+      continue;
+    }
+    const bool key_listed = std::find(l->public_keys.begin(), l->public_keys.end(), m.public_key) !=
+                            l->public_keys.end();
+    if (!l->endpoint.empty() && l->endpoint != m.endpoint && !l->public_keys.empty()) {
+      SetContact(&m, l->endpoint, key_listed ? m.public_key : l->public_keys.front());
+    } else if (!key_listed && !m.endpoint.empty() && !l->public_keys.empty()) {
+      SetContact(&m, m.endpoint, l->public_keys.back());
+    }
+  }
+  return gone;
+}
+
+void Membership::OfferContact(Member* m, const std::string& endpoint, const std::string& public_key,
+                              bool first_hand, uint64_t epoch) {
+  if (m->endpoint == endpoint && m->public_key == public_key) return;
+  if (listed_only_) {
+    const ListedNode* l = Listed(m->id);
+    const bool key_listed = l != nullptr && std::find(l->public_keys.begin(), l->public_keys.end(),
+                                                      public_key) != l->public_keys.end();
+    const std::string& bound = l != nullptr ? l->endpoint : endpoint;
+    if (!key_listed || (!bound.empty() && endpoint != bound)) {
+      ++stats_->contacts_refused;
+      return;
+    }
+    // Only the node itself moves a known endpoint, and only when it restarts (a newer
+    // epoch); others may tell a new key for it (a restart after a key rotation) in a newer
+    // epoch. No two members share an endpoint.
+    const bool moves = !m->endpoint.empty() && endpoint != m->endpoint;
+    bool taken = false;
+    for (const auto& [id, other] : members_) taken |= &other != m && other.endpoint == endpoint;
+    const bool refused = first_hand ? moves && m->contact_first_hand && epoch <= m->epoch
+                                    : moves || (!m->endpoint.empty() && epoch <= m->epoch);
+    if (refused || taken || endpoint == endpoint_) {
+      ++stats_->contacts_refused;
+      return;
+    }
+  }
+  // The link to the old endpoint is no longer needed.
+  if (!m->endpoint.empty() && m->endpoint != endpoint) moved_from_.push_back(m->endpoint);
+  SetContact(m, endpoint, public_key);
+  m->contact_first_hand = first_hand || m->contact_first_hand;
 }
 
 bool Membership::Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms) {
@@ -77,14 +203,34 @@ void Membership::SetContact(Member* m, const std::string& endpoint, const std::s
   }
 }
 
-const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms) {
+const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms, bool verified) {
   Member* m = FindOrAdd(h.sender_id, now_ms);
-  if (m == nullptr || h.sender_epoch < m->epoch) return m;
+  if (m == nullptr) return m;
+  if (verified) {
+    // The node speaks for itself: what others claimed of it yields to its own word, unless
+    // this frame is from an older incarnation than it already named itself.
+    if (h.sender_epoch < m->direct_epoch) return m;
+    m->direct_epoch = h.sender_epoch;
+    m->direct_until_ms = now_ms + failure_timeout_ms_;
+    if (h.sender_epoch < m->epoch) {
+      ++stats_->claims_corrected;
+      on_new_epoch_(m->id);
+      m->epoch = h.sender_epoch;
+      m->heartbeat = h.sender_heartbeat;
+      m->contact_fresh = true;
+    }
+  }
+  if (h.sender_epoch < m->epoch) return m;
   const bool contact = (h.flags & kWireFlagContact) != 0;
   if (contact && (m->endpoint != h.sender_endpoint || m->public_key != h.sender_public_key)) {
-    SetContact(m, h.sender_endpoint, h.sender_public_key);
+    OfferContact(m, h.sender_endpoint, h.sender_public_key, verified, h.sender_epoch);
   }
-  Observe(m, h.sender_epoch, h.sender_heartbeat, now_ms);
+  if (!Observe(m, h.sender_epoch, h.sender_heartbeat, now_ms) && verified &&
+      h.sender_epoch == m->epoch) {
+    // Heard on its own link: alive, whatever heartbeat others claimed for it.
+    if (m->heartbeat > h.sender_heartbeat + 16) ++stats_->claims_corrected;
+    m->last_heard_ms = now_ms;
+  }
   if ((h.flags & kWireFlagNeighbour) != 0) {
     m->inbound_until_ms = now_ms + failure_timeout_ms_;
     maybe_linked_.insert(m->id);
@@ -94,11 +240,17 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms) {
 }
 
 void Membership::Merge(const DigestEntry& e, int64_t now_ms) {
-  const bool known = Find(e.origin) != nullptr;
+  const Member* found = Find(e.origin);
+  const bool known = found != nullptr;
+  // Heard on its own link lately: it speaks for itself, others' word about it is not needed.
+  if (known && found->direct_until_ms >= now_ms) return;
+  if ((!known || e.epoch >= found->epoch) && !Plausible(found, e.epoch, e.heartbeat, now_ms)) {
+    return;
+  }
   Member* m = FindOrAdd(e.origin, now_ms);
   if (m == nullptr) return;
   if (e.has_contact && (m->endpoint.empty() || e.epoch > m->epoch)) {
-    SetContact(m, e.endpoint, e.public_key);
+    OfferContact(m, e.endpoint, e.public_key, false, e.epoch);
   }
   if (!known && !e.alive) {
     // Learned as dead: remember it without calling it alive.
@@ -110,6 +262,10 @@ void Membership::Merge(const DigestEntry& e, int64_t now_ms) {
 }
 
 const Member* Membership::AdvanceEpoch(std::string_view id, uint64_t epoch, int64_t now_ms) {
+  const Member* known = Find(id);
+  if ((known == nullptr || epoch > known->epoch) && !Plausible(known, epoch, 0, now_ms)) {
+    return nullptr;
+  }
   Member* m = FindOrAdd(id, now_ms);
   if (m == nullptr || epoch < m->epoch) return nullptr;
   if (epoch > m->epoch) Observe(m, epoch, 0, now_ms);

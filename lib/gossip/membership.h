@@ -19,6 +19,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "lib/gossip/outbox.h"
@@ -45,6 +46,10 @@ struct Member {
   bool chosen = false;                  // picked at random into the neighbour set
   int64_t inbound_until_ms = kNeverMs;  // it chose us: keep the reverse link until then
   uint64_t rank = 0;                    // orders inbound links when only some may carry deltas
+  // Additions: what the node said of itself on its own authenticated link.
+  int64_t direct_until_ms = kNeverMs;  // heard on its own link: others' claims are ignored
+  uint64_t direct_epoch = 0;           // the highest epoch it named on its own link
+  bool contact_first_hand = false;     // the endpoint came from the node or the allow-list
 };
 
 struct SeedState {
@@ -74,7 +79,20 @@ class Membership {
 
   // A frame arrived: the sender's contact, liveness and link come from its header. Null when
   // the member table is full.
-  const Member* AcceptSender(const WireHeader& h, int64_t now_ms);
+  // `verified`: the frame came on the sender's own authenticated link (it speaks for itself).
+  const Member* AcceptSender(const WireHeader& h, int64_t now_ms, bool verified = false);
+  // Ok, or why a frame's sender is refused before anything changes: a node id the allow-list
+  // does not name (members_unlisted), an implausible epoch or heartbeat (counted).
+  Status CheckSender(const WireHeader& h, int64_t now_ms);
+  // Replaces the allow-list; returns the ids of members it no longer names (the caller
+  // forgets them). Keys and endpoints of listed members follow the new list.
+  std::vector<std::string> SetListed(std::vector<ListedNode> listed);
+  // Endpoints members moved away from since the last call (their links may be closed).
+  std::vector<std::string> TakeMovedFrom() { return std::exchange(moved_from_, {}); }
+  void SetWallClock(int64_t wall_ms, int64_t now_ms) {
+    wall_offset_ms_ = wall_ms - now_ms;
+    wall_known_ = true;
+  }
   // A digest entry about another node.
   void Merge(const DigestEntry& e, int64_t now_ms);
   // A summary or delta of `id` in `epoch` arrived: learns the member and a newer epoch. Null
@@ -119,6 +137,14 @@ class Membership {
   // Records (epoch, heartbeat); returns true when it advanced.
   bool Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms);
   void SetContact(Member* m, const std::string& endpoint, const std::string& public_key);
+  // SetContact when the allow-list allows it: the key must be one of the node's, the endpoint
+  // the one it lists (if any); one not heard first-hand changes no endpoint already known.
+  void OfferContact(Member* m, const std::string& endpoint, const std::string& public_key,
+                    bool first_hand, uint64_t epoch);
+  const ListedNode* Listed(std::string_view id) const;
+  // Whether (epoch, heartbeat) of `m` (null: a node not yet known) could be true now;
+  // counts the refusal. Always true with max_clock_skew_ms = 0.
+  bool Plausible(const Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms);
 
   const std::string node_id_;
   const std::string endpoint_;
@@ -137,6 +163,13 @@ class Membership {
   // Ids of members chosen or with an inbound link, some perhaps lapsed (pruned each round).
   std::set<std::string, std::less<>> maybe_linked_;
   std::vector<SeedState> seeds_;
+  const bool listed_only_;
+  const int64_t max_skew_ms_;
+  const int64_t heartbeat_ms_;
+  std::map<std::string, ListedNode, std::less<>> listed_;
+  std::vector<std::string> moved_from_;
+  bool wall_known_ = false;
+  int64_t wall_offset_ms_ = 0;
 };
 
 }  // namespace peerbloom

@@ -7,7 +7,8 @@
 
 namespace peerbloom {
 
-Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms) {
+Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
+                                     std::string_view link_node_id) {
   if (!started_) Start(now_ms);
   ++stats_.messages_in;
   stats_.bytes_in += payload.size();
@@ -20,15 +21,23 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms) {
   if (s.ok() && frame.header.sender_id == opt_.node_id) {
     s = Status::InvalidArgument("frame from this node itself");
   }
-  if (s.ok()) s = Dispatch(frame, now_ms);
+  // A link speaks only for the node its CURVE key is bound to.
+  if (s.ok() && !link_node_id.empty() && frame.header.sender_id != link_node_id) {
+    ++stats_.sender_mismatch;
+    s = Status::InvalidArgument("frame from '" + frame.header.sender_id + "' on the link of '" +
+                                std::string(link_node_id) + "'");
+  }
+  if (s.ok()) s = Dispatch(frame, !link_node_id.empty(), now_ms);
   if (!s.ok()) ++stats_.malformed_in;
+  for (const std::string& endpoint : membership_.TakeMovedFrom()) outbox_.NoteDropped(endpoint);
   return s;
 }
 
-Status GossipEngine::Impl::Dispatch(const WireFrame& frame, int64_t now_ms) {
+Status GossipEngine::Impl::Dispatch(const WireFrame& frame, bool verified, int64_t now_ms) {
   Body body;
   PEERBLOOM_RETURN_IF_ERROR(DecodeBody(frame, &body));
-  const Member* sender = membership_.AcceptSender(frame.header, now_ms);
+  PEERBLOOM_RETURN_IF_ERROR(membership_.CheckSender(frame.header, now_ms));
+  const Member* sender = membership_.AcceptSender(frame.header, now_ms, verified);
   if (sender == nullptr) return Status::ResourceExhausted("member table is full");
   if (frame.header.sender_epoch < sender->epoch) {
     ++stats_.stale_dropped;  // a frame of an older incarnation

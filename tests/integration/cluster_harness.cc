@@ -373,6 +373,34 @@ void Cluster::AuthorizeExtraSigningKey(const std::string& node_id, std::string* 
   *public_key = pair.public_key;
   *secret_key = pair.secret_key;
   *sign_secret_key = pair.sign_secret_key;
+std::string Cluster::AddKeyFor(const std::string& name, std::string* public_key,
+                               std::string* secret_key) {
+  char pub[41] = {};
+  char sec[41] = {};
+  if (zmq_curve_keypair(pub, sec) != 0) std::abort();
+  *public_key = pub;
+  *secret_key = sec;
+  const std::string key_file = dir_ + "/" + name + ".key" + std::to_string(++extra_keys_);
+  {
+    std::ofstream out(key_file);
+    out << "public-key = " << pub << "\nsecret-key = " << sec << "\n";
+  }
+  ::chmod(key_file.c_str(), 0600);
+  std::ofstream(key_file + ".pub") << pub << "\n";
+  std::ofstream(dir_ + "/authorized_keys", std::ios::app) << pub << " " << name << "\n";
+  return key_file;
+}
+
+void Cluster::RemoveKey(const std::string& public_key) {
+  const std::string path = dir_ + "/authorized_keys";
+  std::ifstream in(path);
+  std::string line, kept;
+  while (std::getline(in, line)) {
+    if (line.compare(0, public_key.size(), public_key) != 0) kept += line + "\n";
+  }
+  in.close();
+  std::ofstream(path + ".new") << kept;
+  std::filesystem::rename(path + ".new", path);
 }
 
 }  // namespace peerbloom::testing

@@ -71,6 +71,8 @@ class Node {
   const std::string& name() const { return name_; }
   const std::string& endpoint() const { return endpoint_; }
   std::string public_key() const;
+  // The key file the next Start uses (a rotated key).
+  void set_key_file(std::string key_file) { key_file_ = std::move(key_file); }
   std::string log_tail() const;
 
  private:
@@ -108,11 +110,17 @@ class Cluster {
   Node* AddSigningNode(const std::string& name);
   void AuthorizeExtraSigningKey(const std::string& node_id, std::string* public_key,
                                 std::string* secret_key, std::string* sign_secret_key);
+  // A further key pair for node `name` (key rotation), listed in authorized_keys for it.
+  // Returns the key file; *public_key and *secret_key receive the keys.
+  std::string AddKeyFor(const std::string& name, std::string* public_key, std::string* secret_key);
+  // Removes the authorized_keys line of `public_key` (nodes see it after Reload).
+  void RemoveKey(const std::string& public_key);
   const std::string& dir() const { return dir_; }
 
  private:
   std::string dir_;
   std::vector<std::unique_ptr<Node>> nodes_;
+  int extra_keys_ = 0;
 };
 
 // The deadline for a wait on real processes (gossip to spread, a daemon to notice something):

@@ -53,6 +53,15 @@ struct Seed {
   bool operator==(const Seed&) const = default;
 };
 
+// Addition: a node of the allow-list (authorized_keys): the node id, the CURVE keys that
+// speak for it and, when given, the only endpoint it is dialled at.
+struct ListedNode {
+  std::string node_id;
+  std::vector<std::string> public_keys;  // Z85; several during a key rotation
+  std::string endpoint;                  // "" when not given
+  bool operator==(const ListedNode&) const = default;
+};
+
 struct GossipOptions {
   std::string node_id;      // REQUIRES: IsValidNodeId
   std::string endpoint;     // this node's advertised peer endpoint, e.g. "tcp://127.0.0.1:7401"
@@ -114,6 +123,14 @@ struct GossipOptions {
   // Default: false. Refuse summaries, deltas and relayed epochs of origins without a sign key
   // (a cluster where every node signs). REQUIRES: a signer.
   bool require_signatures = false;
+  // Addition: membership from the allow-list (docs/gossip.md, "Who may be a member").
+  // Default: false. When true only `listed` node ids become members, contacts are checked
+  // against `listed` and frames name their link's node (OnMessage's link_node_id).
+  bool listed_only = false;
+  std::vector<ListedNode> listed;
+  // Default: 0 (no plausibility checks). When positive, epochs more than this ahead of the
+  // wall clock (SetWallClock) and heartbeats advancing faster than possible are refused.
+  int64_t max_clock_skew_ms = 0;
 };
 
 // InvalidArgument naming the first bad field of `options`, Ok otherwise. The GossipEngine
@@ -208,6 +225,14 @@ struct GossipStats {
   uint64_t signatures_verified = 0;  // origin signatures checked and found valid
   uint64_t signatures_refused = 0;   // summaries and deltas refused: unsigned or bad signature
   uint64_t epochs_refused = 0;       // relayed epochs refused: no valid epoch certificate
+  // Additions (docs/gossip.md, "Who may be a member").
+  uint64_t sender_mismatch = 0;         // frames naming a sender other than their link's node
+  uint64_t members_unlisted = 0;        // entries or senders naming a node id not listed
+  uint64_t implausible_epochs = 0;      // epochs too far ahead of the wall clock
+  uint64_t implausible_heartbeats = 0;  // heartbeats advancing faster than possible
+  uint64_t claims_corrected = 0;        // a node's own frame overrode what others claimed of it
+  uint64_t contacts_refused = 0;        // endpoints or keys not bound to the node id
+  uint64_t members_revoked = 0;         // members dropped when the allow-list lost them
 };
 
 class GossipEngine {
@@ -230,6 +255,17 @@ class GossipEngine {
   // One frame received on the peer endpoint. A non-OK status means the bytes were refused
   // (malformed, oversized, wrong cluster, unknown type); nothing was changed.
   Status OnMessage(std::string_view payload, int64_t now_ms);
+  // Addition: one frame from a link authenticated as `link_node_id` (the node id the
+  // allow-list binds to the link's CURVE key). A frame naming another sender is refused and
+  // counted (sender_mismatch); one that matches is the node speaking for itself: its epoch,
+  // heartbeat and contact override what others claimed of it. Empty: as OnMessage above.
+  Status OnMessage(std::string_view payload, int64_t now_ms, std::string_view link_node_id);
+  // Addition: the wall clock (Unix ms) at monotonic `now_ms`, for the epoch plausibility
+  // check (epochs are the wall clock at a node's start).
+  void SetWallClock(int64_t wall_ms, int64_t now_ms);
+  // Addition: replaces the allow-list (SIGHUP). Members no longer listed are forgotten at
+  // once (members_revoked) and their links dropped (TakeDropped).
+  void SetListed(std::vector<ListedNode> listed, int64_t now_ms);
   // Time passed: heartbeats, gossip rounds, anti-entropy, failure detection.
   void OnTick(int64_t now_ms);
   // The earliest time OnTick has work to do.
