@@ -373,6 +373,8 @@ void Cluster::AuthorizeExtraSigningKey(const std::string& node_id, std::string* 
   *public_key = pair.public_key;
   *secret_key = pair.secret_key;
   *sign_secret_key = pair.sign_secret_key;
+}
+
 std::string Cluster::AddKeyFor(const std::string& name, std::string* public_key,
                                std::string* secret_key) {
   char pub[41] = {};
