@@ -60,7 +60,104 @@ void Compress(uint32_t state[4], const uint8_t* block) noexcept {
   state[3] += d;
 }
 
+// Compress over kMd5Lanes blocks at once, one state per lane.
+void CompressLanes(uint32_t state[][4], const uint8_t* const* blocks) noexcept {
+  uint32_t m[kMd5Lanes][16];
+  uint32_t a[kMd5Lanes], b[kMd5Lanes], c[kMd5Lanes], d[kMd5Lanes];
+  for (size_t l = 0; l < kMd5Lanes; ++l) {
+    for (int i = 0; i < 16; ++i) m[l][i] = LoadLe32(blocks[l] + 4 * i);
+    a[l] = state[l][0];
+    b[l] = state[l][1];
+    c[l] = state[l][2];
+    d[l] = state[l][3];
+  }
+#pragma GCC unroll 64
+  for (int i = 0; i < 64; ++i) {
+    const int g = i < 16 ? i : i < 32 ? (5 * i + 1) & 15 : i < 48 ? (3 * i + 5) & 15 : (7 * i) & 15;
+    const int s = kShift[i / 16][i % 4];
+#pragma GCC unroll 4
+    for (size_t l = 0; l < kMd5Lanes; ++l) {
+      uint32_t f;
+      if (i < 16) {
+        f = d[l] ^ (b[l] & (c[l] ^ d[l]));
+      } else if (i < 32) {
+        f = c[l] ^ (d[l] & (b[l] ^ c[l]));
+      } else if (i < 48) {
+        f = b[l] ^ c[l] ^ d[l];
+      } else {
+        f = c[l] ^ (b[l] | ~d[l]);
+      }
+      const uint32_t rotated = Rotl(a[l] + f + kSine[i] + m[l][g], s);
+      a[l] = d[l];
+      d[l] = c[l];
+      c[l] = b[l];
+      b[l] += rotated;
+    }
+  }
+  for (size_t l = 0; l < kMd5Lanes; ++l) {
+    state[l][0] += a[l];
+    state[l][1] += b[l];
+    state[l][2] += c[l];
+    state[l][3] += d[l];
+  }
+}
+
+void StoreDigest(const uint32_t state[4], Md5Digest* out) noexcept {
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 4; ++j) (*out)[4 * i + j] = static_cast<uint8_t>(state[i] >> (8 * j));
+  }
+}
+
 }  // namespace
+
+void Md5WithPrefixLanes(uint8_t prefix, const std::string_view* data, Md5Digest* out) noexcept {
+  // Each lane's message, padded, in at most two blocks: 1 + 118 + 1 + 8 = 128 bytes.
+  constexpr size_t kMaxBytes = 118;
+  for (size_t l = 0; l < kMd5Lanes; ++l) {
+    if (data[l].size() > kMaxBytes) {
+      for (size_t k = 0; k < kMd5Lanes; ++k) out[k] = Md5WithPrefix(prefix, data[k]);
+      return;
+    }
+  }
+  uint8_t padded[kMd5Lanes][128];
+  size_t blocks[kMd5Lanes];
+  size_t most = 1;
+  for (size_t l = 0; l < kMd5Lanes; ++l) {
+    const size_t n = data[l].size() + 1;
+    blocks[l] = n + 9 <= 64 ? 1 : 2;
+    most = std::max(most, blocks[l]);
+    uint8_t* p = padded[l];
+    const size_t bytes = 64 * blocks[l];
+    p[0] = prefix;
+    if (n > 1) std::memcpy(p + 1, data[l].data(), n - 1);
+    p[n] = 0x80;
+    std::memset(p + n + 1, 0, bytes - 8 - (n + 1));
+    const uint64_t bits = uint64_t{n} * 8;
+    for (int i = 0; i < 8; ++i) p[bytes - 8 + i] = static_cast<uint8_t>(bits >> (8 * i));
+  }
+  uint32_t state[kMd5Lanes][4];
+  for (auto& s : state) {
+    s[0] = 0x67452301;
+    s[1] = 0xefcdab89;
+    s[2] = 0x98badcfe;
+    s[3] = 0x10325476;
+  }
+  const uint8_t* first[kMd5Lanes];
+  for (size_t l = 0; l < kMd5Lanes; ++l) first[l] = padded[l];
+  CompressLanes(state, first);
+  if (most == 2) {
+    // A lane with one block is done: it compresses its own block again, and keeps its state.
+    uint32_t done[kMd5Lanes][4];
+    std::memcpy(done, state, sizeof(state));
+    const uint8_t* second[kMd5Lanes];
+    for (size_t l = 0; l < kMd5Lanes; ++l) second[l] = padded[l] + 64 * (blocks[l] - 1);
+    CompressLanes(state, second);
+    for (size_t l = 0; l < kMd5Lanes; ++l) {
+      if (blocks[l] == 1) std::memcpy(state[l], done[l], sizeof(state[l]));
+    }
+  }
+  for (size_t l = 0; l < kMd5Lanes; ++l) StoreDigest(state[l], &out[l]);
+}
 
 Md5Digest Md5WithPrefix(uint8_t prefix, std::string_view data) noexcept {
   uint32_t state[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
