@@ -6,7 +6,10 @@
 //   siphash24_128   ours, the conservative SipHash variant
 //   xxh3_128        libxxhash, seeded; fast but NOT a PRF: a seed does not stop an attacker
 //                   who can observe positions from crafting collisions
-//   md5_reused      EVP MD5 with a reused context, as KeyEncoder does (the squid-md5 scheme)
+//   md5_ours        Md5WithPrefix, as KeyEncoder does (the squid-md5 scheme)
+//   md5_lanes_x4    Md5WithPrefixLanes: four digests side by side per iteration, as batched
+//                   who-has does (divide by 4 for one digest)
+//   md5_reused      EVP MD5 with a reused context
 //   md5_fetch       EVP_MD_fetch("MD5") + a fresh context per call
 //   sha256          EVP SHA-256 with a reused context
 // and, on whole URLs of about 80 bytes (some with an upper-case host or a default port):
@@ -28,6 +31,7 @@
 
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
+#include "peerbloom/md5.h"
 #include "peerbloom/squid_url.h"
 
 namespace peerbloom {
@@ -79,9 +83,41 @@ void Xxh3(benchmark::State& state, size_t len) {
   });
 }
 
-void Md5Reused(benchmark::State& state, size_t len) {
+void Md5Ours(benchmark::State& state, size_t len) {
   KeyEncoder encoder(KeyScheme::kSquidMd5);
   Run(state, len, [&](const std::string& s) { return encoder.SquidStoreKey(s)[0]; });
+}
+
+void Md5LanesX4(benchmark::State& state, size_t len) {
+  const std::vector<std::string> inputs = Inputs(len);
+  std::string_view views[kMd5Lanes];
+  Md5Digest out[kMd5Lanes];
+  size_t i = 0;
+  for (auto _ : state) {
+    for (size_t l = 0; l < kMd5Lanes; ++l) views[l] = inputs[(i + l) & 63];
+    Md5WithPrefixLanes(kSquidMethodGet, views, out);
+    benchmark::DoNotOptimize(out);
+    i = (i + kMd5Lanes) & 63;
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * len * kMd5Lanes));
+}
+
+void Md5Reused(benchmark::State& state, size_t len) {
+  EVP_MD* md5 = EVP_MD_fetch(nullptr, "MD5", nullptr);
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  if (md5 == nullptr || ctx == nullptr) std::abort();
+  Run(state, len, [&](const std::string& s) {
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned int digest_len = 0;
+    const uint8_t method = kSquidMethodGet;
+    EVP_DigestInit_ex(ctx, md5, nullptr);
+    EVP_DigestUpdate(ctx, &method, 1);
+    EVP_DigestUpdate(ctx, s.data(), s.size());
+    EVP_DigestFinal_ex(ctx, digest, &digest_len);
+    return digest[0];
+  });
+  EVP_MD_CTX_free(ctx);
+  EVP_MD_free(md5);
 }
 
 void Md5Fetch(benchmark::State& state, size_t len) {
@@ -161,7 +197,8 @@ void Register() {
   };
   const Candidate candidates[] = {
       {"siphash13_128", SipHash13}, {"siphash24_128", SipHash24}, {"xxh3_128", Xxh3},
-      {"md5_reused", Md5Reused},    {"md5_fetch", Md5Fetch},      {"sha256", Sha256},
+      {"md5_ours", Md5Ours},        {"md5_lanes_x4", Md5LanesX4}, {"md5_reused", Md5Reused},
+      {"md5_fetch", Md5Fetch},      {"sha256", Sha256},
   };
   for (size_t len : {size_t{80}, size_t{16}}) {
     for (const Candidate& c : candidates) {

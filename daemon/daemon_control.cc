@@ -6,6 +6,7 @@
 // QuoteBytes.
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <charconv>
 #include <chrono>
 #include <cstdint>
@@ -14,6 +15,9 @@
 #include "peerbloom/client/control_protocol.h"
 #include "peerbloom/client/who_has.h"
 #include "peerbloom/escape.h"
+#include "peerbloom/key_scheme.h"
+#include "peerbloom/md5.h"
+#include "peerbloom/squid_url.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/who_has_batch.h"
 
@@ -42,6 +46,45 @@ Status InputIsKeys(const nlohmann::json& request, bool* keys) {
   *keys = input == "key";
   return Status::Ok();
 }
+
+// squid-md5 keys of URLs, kMd5Lanes at a time (Md5WithPrefixLanes), into a WhoHasBatch in
+// line order. The same keys as KeyEncoder::FromUrl: the canonical form, or the URL as given
+// when Squid would refuse it.
+class SquidUrlLanes {
+ public:
+  SquidUrlLanes(const SquidUrlOptions& options, WhoHasBatch* batch)
+      : options_(options), batch_(batch) {}
+  void Add(std::string_view line) {
+    if (line.empty()) {
+      Finish();  // keeps the order: the pending URLs are answered first
+      batch_->AddInvalid();
+      return;
+    }
+    std::string& canonical = canonical_[filled_];
+    urls_[filled_] =
+        CanonicalSquidUrl(line, options_, &canonical).ok() ? std::string_view(canonical) : line;
+    if (++filled_ == kMd5Lanes) Finish();
+  }
+  void Finish() {
+    if (filled_ == kMd5Lanes) {
+      Md5WithPrefixLanes(kSquidMethodGet, urls_.data(), keys_.data());
+    } else {
+      for (size_t l = 0; l < filled_; ++l) keys_[l] = Md5WithPrefix(kSquidMethodGet, urls_[l]);
+    }
+    for (size_t l = 0; l < filled_; ++l) {
+      batch_->Add({reinterpret_cast<const char*>(keys_[l].data()), keys_[l].size()});
+    }
+    filled_ = 0;
+  }
+
+ private:
+  const SquidUrlOptions& options_;
+  WhoHasBatch* batch_;
+  std::array<std::string, kMd5Lanes> canonical_;
+  std::array<std::string_view, kMd5Lanes> urls_;
+  std::array<Md5Digest, kMd5Lanes> keys_;
+  size_t filled_ = 0;
+};
 
 }  // namespace
 
@@ -96,6 +139,18 @@ void Daemon::RunWhoHas(std::string_view body, bool keys, const WhoHasBatch::Sink
       },
       [this](const KeyHash& hash) { engine_->PrefetchWhoHas(hash); }, sink);
   std::string& key_bytes = who_has_key_scratch_;
+  if (!keys && config_.key_scheme == KeyScheme::kSquidMd5) {
+    SquidUrlLanes lanes(config_.squid_url, &batch);
+    ForEachLine(body, [&](std::string_view line) {
+      ++lines;
+      lanes.Add(line);
+    });
+    lanes.Finish();
+    batch.Finish();
+    loop_metrics_.ObserveWhoHas(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), lines);
+    return;
+  }
   ForEachLine(body, [&](std::string_view line) {
     ++lines;
     bool valid = !line.empty();

@@ -1,9 +1,9 @@
 #include "peerbloom/key_scheme.h"
 
-#include <cstdlib>
 #include <utility>
 
 #include "peerbloom/escape.h"
+#include "peerbloom/md5.h"
 
 namespace peerbloom {
 namespace {
@@ -57,25 +57,10 @@ std::string SquidKeyHex(const SquidKey& key) {
 }
 
 KeyEncoder::KeyEncoder(KeyScheme scheme, SquidUrlOptions squid_url)
-    : scheme_(scheme), squid_url_(std::move(squid_url)) {
-  md5_ = EVP_MD_fetch(nullptr, "MD5", nullptr);
-  ctx_ = EVP_MD_CTX_new();
-  if (md5_ == nullptr || ctx_ == nullptr) std::abort();  // OpenSSL without MD5: unusable
-}
-
-KeyEncoder::~KeyEncoder() {
-  EVP_MD_CTX_free(ctx_);
-  EVP_MD_free(md5_);
-}
+    : scheme_(scheme), squid_url_(std::move(squid_url)) {}
 
 SquidKey KeyEncoder::SquidStoreKey(std::string_view url, uint8_t method_id) noexcept {
-  SquidKey key{};
-  unsigned int len = 0;
-  EVP_DigestInit_ex(ctx_, md5_, nullptr);
-  EVP_DigestUpdate(ctx_, &method_id, 1);
-  EVP_DigestUpdate(ctx_, url.data(), url.size());
-  EVP_DigestFinal_ex(ctx_, key.data(), &len);
-  return key;
+  return Md5WithPrefix(method_id, url);
 }
 
 std::string_view KeyEncoder::FromUrl(std::string_view url) noexcept {

@@ -132,6 +132,51 @@ TEST_F(DaemonLoop, FeedLinesReachTheFilterAndWhoHas) {
   EXPECT_EQ(reply["stats"]["feeds"][0]["malformed"], 1);
 }
 
+// squid-md5 who-has keys URLs kMd5Lanes at a time; the keys must be those `add` made one at a
+// time (KeyEncoder::FromUrl) for every spelling: canonical or not, refused by Squid (keyed as
+// given), longer than two MD5 blocks, with empty lines breaking the groups.
+TEST_F(DaemonLoop, SquidMd5WhoHasInLanesFindsEveryAddedSpelling) {
+  Config config;
+  const std::string toml = "node_id = \"solo\"\nlisten = \"tcp://127.0.0.1:0\"\ndata_dir = \"" +
+                           dir_ + "/data\"\ncurve = false\ncapacity = 10000\n";
+  ASSERT_TRUE(ParseConfig(toml, "md5.toml", &config).ok());
+  config_ = config;
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  const std::vector<std::string> urls = {
+      "http://a/1",
+      "HTTP://A.Example:80/x",
+      "http://a.example./%7e?q=1",
+      "https://b.example:443/",
+      "http://b.example:8080/path with space",
+      "not a url",
+      "http://[::1]:80/v6",
+      "ftp://user@c.example/file",
+      "http://c.example/" + std::string(150, 'z'),
+      "http://d.example/" + std::string(100, 'y'),
+      "urn:isbn:0451450523",
+      "http://e.example",
+      "http://f.example/\xff\xfe",
+  };
+  std::string adds, asks, want;
+  for (size_t i = 0; i < urls.size(); ++i) {
+    adds += urls[i] + "\n";
+    asks += urls[i] + "\n";
+    want += "0\n";
+    if (i % 5 == 2) {
+      asks += "\n";
+      want += "!\n";
+    }
+  }
+  std::string body;
+  json reply = Ask(&d, {{"op", "add"}}, adds, &body);
+  ASSERT_EQ(reply["ok"], true) << reply.dump();
+  EXPECT_EQ(reply["invalid"], 0);
+  reply = Ask(&d, {{"op", "who-has"}}, asks, &body);
+  ASSERT_EQ(reply["ok"], true) << reply.dump();
+  EXPECT_EQ(body, want);
+}
+
 TEST_F(DaemonLoop, TheWhoHasSocketAnswersNodeIdsPerLine) {
   std::ofstream(dir_ + "/feed") << "+url http://a/1\n";
   Daemon d(config_, &clock_);

@@ -12,8 +12,6 @@
 #ifndef PEERBLOOM_KEY_SCHEME_H_
 #define PEERBLOOM_KEY_SCHEME_H_
 
-#include <openssl/evp.h>
-
 #include <array>
 #include <cstdint>
 #include <optional>
@@ -46,14 +44,13 @@ bool ParseSquidKeyHex(std::string_view hex, SquidKey* out) noexcept;
 // Upper-case hex, as store.log prints it.
 std::string SquidKeyHex(const SquidKey& key);
 
-// Turns URLs into key bytes. Holds a reusable MD5 context (fetching the digest by name on
-// every call costs 150-300 ns). Thread-safety: not thread-safe; one encoder per thread.
+// Turns URLs into key bytes (MD5 through Md5WithPrefix: no allocation, no OpenSSL dispatch).
+// Thread-safety: not thread-safe; one encoder per thread.
 // Resource owner: not copyable.
 class KeyEncoder {
  public:
   // `squid_url` is used by kSquidMd5 only. REQUIRES: ValidateSquidUrlOptions(squid_url) is ok.
   explicit KeyEncoder(KeyScheme scheme, SquidUrlOptions squid_url = {});
-  ~KeyEncoder();
   KeyEncoder(const KeyEncoder&) = delete;
   KeyEncoder& operator=(const KeyEncoder&) = delete;
 
@@ -72,8 +69,6 @@ class KeyEncoder {
   KeyScheme scheme_;
   SquidUrlOptions squid_url_;
   std::string canonical_;  // reused, so canonicalizing does not allocate once warm
-  EVP_MD* md5_ = nullptr;
-  EVP_MD_CTX* ctx_ = nullptr;
   SquidKey scratch_{};
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "peerbloom/hash.h"
+#include "peerbloom/md5.h"
 
 namespace peerbloom {
 namespace {
@@ -115,6 +116,49 @@ TEST(KeyScheme, StoreKeyIsMd5OfMethodAndUrl) {
     const std::string url = "http://example.com/" + std::string(static_cast<size_t>(i), 'a');
     EXPECT_EQ(encoder.SquidStoreKey(url), OneShotStoreKey(kSquidMethodGet, url)) << i;
     EXPECT_EQ(encoder.SquidStoreKey(url, kSquidMethodHead), OneShotStoreKey(kSquidMethodHead, url));
+  }
+}
+
+// Every length across the one-, two- and three-block boundaries (55/56 and 119/120 bytes with
+// the prefix), every prefix byte, against OpenSSL.
+TEST(Md5, MatchesOpenSslAtEveryLengthAndPrefix) {
+  std::string data;
+  for (size_t n = 0; n <= 300; ++n) {
+    for (int prefix : {0x00, 0x01, 0x02, 0x80, 0xff}) {
+      EXPECT_EQ(Md5WithPrefix(static_cast<uint8_t>(prefix), data),
+                OneShotStoreKey(static_cast<uint8_t>(prefix), data))
+          << "length " << n << " prefix " << prefix;
+    }
+    data.push_back(static_cast<char>((n * 131 + 7) & 0xff));
+  }
+}
+
+// RFC 1321's test suite, the prefix being the message's first byte.
+TEST(Md5, RfcVectors) {
+  EXPECT_EQ(SquidKeyHex(Md5WithPrefix('a', "")), "0CC175B9C0F1B6A831C399E269772661");
+  EXPECT_EQ(SquidKeyHex(Md5WithPrefix('a', "bc")), "900150983CD24FB0D6963F7D28E17F72");
+  EXPECT_EQ(SquidKeyHex(Md5WithPrefix('m', "essage digest")), "F96B697D7CB7938D525A2F31AAF161D0");
+  EXPECT_EQ(SquidKeyHex(Md5WithPrefix('1',
+                                      "2345678901234567890123456789012345678901234567890"
+                                      "123456789012345678901234567890")),
+            "57EDF4A22BE3C955AC49DA2E2107B67A");
+}
+
+// The lanes give each lane's own digest: lengths mixing one- and two-block messages, and a
+// lane too long for two blocks (hashed one at a time).
+TEST(Md5, LanesMatchOneAtATime) {
+  for (size_t n = 0; n <= 200; ++n) {
+    std::string data[kMd5Lanes];
+    std::string_view views[kMd5Lanes];
+    for (size_t l = 0; l < kMd5Lanes; ++l) {
+      data[l] = std::string((n * (l + 1) + 13 * l) % 160, static_cast<char>('a' + l + n % 7));
+      views[l] = data[l];
+    }
+    Md5Digest out[kMd5Lanes];
+    Md5WithPrefixLanes(kSquidMethodGet, views, out);
+    for (size_t l = 0; l < kMd5Lanes; ++l) {
+      EXPECT_EQ(out[l], Md5WithPrefix(kSquidMethodGet, views[l])) << n << " lane " << l;
+    }
   }
 }
 
