@@ -633,6 +633,10 @@ Status Daemon::WriteSnapshotNow() {
   return s;
 }
 
+void Daemon::set_snapshot_gate_for_test(std::function<void()> gate) {
+  snapshot_writer_->set_gate_for_test(std::move(gate));
+}
+
 void Daemon::Reload() {
   Config fresh;
   Status s = LoadConfig(config_.source_path, &fresh);
@@ -654,6 +658,14 @@ void Daemon::Reload() {
   if (config_.curve) {
     listed_ = listed;
     engine_->SetListed(std::move(listed), clock_->NowMs());
+    // Sign keys too: a rotated `sign=` key is checked from now on, without a restart.
+    GossipOptions sign_options;
+    s = LoadOriginKeys(config_, keys_, &sign_options);
+    if (s.ok()) {
+      engine_->SetSignKeys(std::move(sign_options.sign_keys));
+    } else {
+      spdlog::error("reload: sign keys kept: {}", s.message());
+    }
   }
   config_.test_fault_drop = fresh.test_fault_drop;
   config_.test_fault_duplicate = fresh.test_fault_duplicate;

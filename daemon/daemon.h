@@ -20,6 +20,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -76,6 +77,8 @@ class Daemon {
 
   const std::string& advertise() const { return advertise_; }
   const std::string& snapshot_path() const { return snapshot_path_; }
+  // Tests only: see SnapshotWriter::set_gate_for_test.
+  void set_snapshot_gate_for_test(std::function<void()> gate);
 
  private:
   Status LockDataDir();

@@ -9,6 +9,7 @@ SnapshotWriter::~SnapshotWriter() { (void)Wait(); }
 void SnapshotWriter::Start(SnapshotState state) {
   done_.store(false, std::memory_order_relaxed);
   thread_ = std::thread([this, state = std::move(state)]() mutable {
+    if (gate_) gate_();
     result_ = WriteSnapshot(path_, state);
     spare_ = std::move(state.cells);
     // Release: the loop that sees done_ also sees result_.

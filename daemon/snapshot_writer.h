@@ -14,6 +14,7 @@
 #define PEERBLOOM_DAEMON_SNAPSHOT_WRITER_H_
 
 #include <atomic>
+#include <functional>
 #include <string>
 #include <thread>
 
@@ -42,6 +43,9 @@ class SnapshotWriter {
   // memory already touched costs a copy, a fresh 16 MiB buffer also thousands of page faults.
   // REQUIRES: !busy().
   std::string TakeSpareBuffer() { return std::move(spare_); }
+  // Tests only: `gate` runs on the writer thread before each write (a test holds a write
+  // under way by blocking in it). REQUIRES: !busy().
+  void set_gate_for_test(std::function<void()> gate) { gate_ = std::move(gate); }
 
  private:
   std::string path_;
@@ -49,6 +53,7 @@ class SnapshotWriter {
   std::atomic<bool> done_{false};
   Status result_;
   std::string spare_;
+  std::function<void()> gate_;
 };
 
 }  // namespace peerbloom::daemon

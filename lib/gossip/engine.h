@@ -53,6 +53,7 @@ class GossipEngine::Impl {
   void SetWallClock(int64_t wall_ms, int64_t now_ms) { membership_.SetWallClock(wall_ms, now_ms); }
   // gossip_engine.cc
   void SetListed(std::vector<ListedNode> listed, int64_t now_ms);
+  void SetSignKeys(std::shared_ptr<const SignKeyRing> keys) { sigs_.SetKeys(std::move(keys)); }
   // gossip_engine.cc
   void SetSeeds(std::vector<Seed> seeds, int64_t now_ms);
   void WhoHas(std::string_view key_bytes, const KeyHash& hash, int64_t now_ms,

@@ -133,6 +133,9 @@ void GossipEngine::SetWallClock(int64_t wall_ms, int64_t now_ms) {
 void GossipEngine::SetListed(std::vector<ListedNode> listed, int64_t now_ms) {
   impl_->SetListed(std::move(listed), now_ms);
 }
+void GossipEngine::SetSignKeys(std::shared_ptr<const SignKeyRing> keys) {
+  impl_->SetSignKeys(std::move(keys));
+}
 void GossipEngine::OnTick(int64_t now_ms) { impl_->OnTick(now_ms); }
 int64_t GossipEngine::NextDeadline() const { return impl_->NextDeadline(); }
 void GossipEngine::SetSeeds(std::vector<Seed> seeds, int64_t now_ms) {

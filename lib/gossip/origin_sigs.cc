@@ -1,6 +1,8 @@
 // Signing and checking of origin signatures for the gossip engine.
 #include "lib/gossip/origin_sigs.h"
 
+#include <iterator>
+#include <memory>
 #include <string>
 
 #include "peerbloom/byte_io.h"
@@ -152,6 +154,18 @@ bool OriginSigs::AdmitEpoch(std::string_view origin, uint64_t epoch, std::string
     certs_[std::string(origin)] = Cert{epoch, std::string(cert)};
   }
   return true;
+}
+
+void OriginSigs::SetKeys(std::shared_ptr<const SignKeyRing> keys) {
+  keys_ = std::move(keys);
+  for (auto it = certs_.begin(); it != certs_.end();) {
+    SigVerdict v = SigVerdict::kNoKey;
+    if (keys_ != nullptr) {
+      v = keys_->Verify(cluster_tag_, EpochClaim(it->first, it->second.epoch), it->second.sig);
+    }
+    const bool admitted = v == SigVerdict::kValid || (v == SigVerdict::kNoKey && !require_);
+    it = admitted ? std::next(it) : certs_.erase(it);
+  }
 }
 
 std::string_view OriginSigs::EpochCert(std::string_view origin, uint64_t epoch) const {

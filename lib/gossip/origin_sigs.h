@@ -53,6 +53,9 @@ class OriginSigs {
   bool AdmitEpoch(std::string_view origin, uint64_t epoch, std::string_view cert);
   // The certificate known for (origin, epoch), or empty.
   std::string_view EpochCert(std::string_view origin, uint64_t epoch) const;
+  // Replaces the members' sign keys (authorized_keys re-read): what arrives from now on is
+  // checked against `keys`; remembered epoch certificates they no longer admit are forgotten.
+  void SetKeys(std::shared_ptr<const SignKeyRing> keys);
 
  private:
   struct Cert {
@@ -65,7 +68,7 @@ class OriginSigs {
   static std::string Subject(std::string_view what, const OriginClaim& claim);
 
   const uint64_t cluster_tag_;
-  const std::shared_ptr<const SignKeyRing> keys_;
+  std::shared_ptr<const SignKeyRing> keys_;
   const bool require_;
   GossipStats* const stats_;
   std::map<std::string, Cert, std::less<>> certs_;  // verified, one per origin (the newest)

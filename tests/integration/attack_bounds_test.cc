@@ -19,7 +19,7 @@ namespace peerbloom::testing {
 namespace {
 
 constexpr char kClusterSecret[] = "integration-secret";  // the harness's
-constexpr char kAttacker[] = "intruder";
+constexpr char kAttacker[] = "test-client";  // the node id the harness lists its key for
 
 // Resident memory of a process in bytes (VmRSS of /proc/PID/status), 0 when unreadable.
 uint64_t RssBytes(int pid) {

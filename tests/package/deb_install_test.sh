@@ -90,7 +90,8 @@ if command -v systemd-analyze >/dev/null; then
 fi
 
 # --- run the installed binaries -----------------------------------------------------------
-out=$(/usr/bin/peerbloomd --config /etc/peerbloom/peerbloomd.toml --check-config 2>&1) ||
+out=$(runuser -u peerbloom -- /usr/bin/peerbloomd --config /etc/peerbloom/peerbloomd.toml \
+  --check-config 2>&1) ||
   fail "installed config: $out"
 [[ $out == "config '/etc/peerbloom/peerbloomd.toml' is valid" ]] || fail "check-config said: $out"
 

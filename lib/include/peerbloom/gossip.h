@@ -266,6 +266,9 @@ class GossipEngine {
   // Addition: replaces the allow-list (SIGHUP). Members no longer listed are forgotten at
   // once (members_revoked) and their links dropped (TakeDropped).
   void SetListed(std::vector<ListedNode> listed, int64_t now_ms);
+  // Addition: replaces the members' sign keys (SIGHUP re-reads authorized_keys), so a node's
+  // new sign key is accepted without restarting the nodes that check it.
+  void SetSignKeys(std::shared_ptr<const SignKeyRing> keys);
   // Time passed: heartbeats, gossip rounds, anti-entropy, failure detection.
   void OnTick(int64_t now_ms);
   // The earliest time OnTick has work to do.

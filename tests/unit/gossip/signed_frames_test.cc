@@ -167,6 +167,9 @@ TEST_F(SignedFrames, ImportsMustBeSignedByTheirImporter) {
                    std::ios::binary);
   const std::string digest((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_FALSE(digest.empty());
+  // Imports are taken only from known members (the per-importer quota): make victim one.
+  ASSERT_TRUE(SendEntry(7, EpochCert(*victim_, 7)).ok());
+  ASSERT_EQ(VictimEpoch(), 7u);
   ImportedDigestEntry e;
   e.origin = "squid:127.0.0.2:3128";
   e.importer = "victim";

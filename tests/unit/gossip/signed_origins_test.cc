@@ -21,6 +21,7 @@ using sim::SimCluster;
 struct Keys {
   std::map<std::string, std::shared_ptr<const OriginSigner>> signers;
   std::shared_ptr<SignKeyRing> ring = std::make_shared<SignKeyRing>();
+  std::map<std::string, std::string> ring_public;  // the key listed in `ring` per node id
 
   void Add(const std::string& id, bool listed) {
     std::string pub, sec;
@@ -30,6 +31,7 @@ struct Keys {
     signers[id] = std::move(signer);
     if (listed) {
       EXPECT_TRUE(ring->Add(id, pub).ok());
+      ring_public[id] = pub;
     }
   }
 };
@@ -129,6 +131,41 @@ TEST(SignedOrigins, ListedOriginThatDoesNotSignIsRefused) {
   Summary s;
   EXPECT_FALSE(c.engine(1).GetSummary(Id(2), &s).ok());
   EXPECT_GT(c.engine(1).stats().signatures_refused, 0u);
+}
+
+// A sign key rotated by SIGHUP: node2 signs with a new key that the others do not list yet
+// (its summaries are refused); once every engine is given a ring with the new key beside the
+// old one, node2's summary is taken, without restarting anyone.
+TEST(SignedOrigins, RotatedSignKeyIsTakenAfterSetSignKeys) {
+  Keys keys;
+  for (int i = 0; i < 3; ++i) keys.Add(Id(i), true);
+  std::string new_pub, new_sec;
+  ASSERT_TRUE(GenerateSignKeyPair(&new_pub, &new_sec).ok());
+  std::unique_ptr<OriginSigner> new_signer;
+  ASSERT_TRUE(OriginSigner::Create(new_sec, &new_signer).ok());
+  keys.signers[Id(2)] = std::move(new_signer);  // the ring still has node2's old key only
+  SimCluster c;
+  UseKeys(&c, &keys, /*require=*/false);
+  AddLine(&c, 3);
+  for (int i = 0; i < 3; ++i) AddKeys(&c, i, 50);
+  ASSERT_TRUE(c.RunUntilTrue(
+      [&] {
+        Summary s;
+        return c.engine(2).GetSummary(Id(0), &s).ok() && c.engine(1).stats().signatures_refused > 0;
+      },
+      60000));
+  Summary s;
+  EXPECT_FALSE(c.engine(1).GetSummary(Id(2), &s).ok()) << "signed by a key not listed yet";
+
+  auto rotated = std::make_shared<SignKeyRing>();
+  for (const auto& [id, signer] : keys.signers)
+    ASSERT_TRUE(rotated->Add(id, signer->public_key()).ok());
+  ASSERT_TRUE(
+      rotated->Add(Id(2), keys.ring_public.at(Id(2))).ok());  // old and new, as in a rollover
+  for (int i = 0; i < 3; ++i) c.engine(i).SetSignKeys(rotated);
+  AddKeys(&c, 2, 10, 50);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, 60000)) << "at " << c.now();
+  EXPECT_EQ(c.FalseNegatives(), 0u);
 }
 
 }  // namespace
