@@ -188,6 +188,8 @@ Status Daemon::StartGossip(uint64_t epoch) {
   o.listed = listed_;
   o.max_clock_skew_ms = config_.max_clock_skew_ms;
   PEERBLOOM_RETURN_IF_ERROR(ValidateGossipOptions(o));
+  signer_ = o.signer;  // the relay signs and verifies broadcasts with the same keys
+  sign_keys_ = o.sign_keys;
   engine_ = std::make_unique<GossipEngine>(std::move(o));
   publish_policy_ = PublishPolicy({config_.publish_threshold, config_.gossip_interval_ms});
   store_->StartSummaries(epoch);
@@ -204,6 +206,7 @@ Status Daemon::StartRelay() {
   const uint64_t first_id = static_cast<uint64_t>(UnixMs()) << 16;
   relay_ = std::make_unique<RelayService>(config_, store_->hasher().key(),
                                           ClusterTag(config_.cluster_secret), first_id);
+  relay_->SetOriginKeys(signer_, sign_keys_, config_.require_signatures);
   // The runner's actions read a copy of the config: a reload never races them.
   auto runner = std::make_unique<PurgeRunner>(
       [config = config_](const std::atomic<bool>& stop, nlohmann::json* result) {
@@ -357,7 +360,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
     // at a limited rate); the next frame is served.
     Status s;
     try {
-      s = RelayService::IsRelayFrame(payload) ? relay_->OnFrame(payload, now)
+      s = RelayService::IsRelayFrame(payload) ? relay_->OnFrame(payload, now, link_node)
                                               : engine_->OnMessage(payload, now, link_node);
     } catch (const std::exception& e) {
       s = Status::Corruption("internal error: " + EscapeBytes(e.what()));

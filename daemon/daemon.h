@@ -155,6 +155,9 @@ class Daemon {
   std::unique_ptr<MetricsServer> metrics_server_;  // null without metrics_listen
   int64_t next_metrics_ms_ = 0;
   std::unique_ptr<RelayService> relay_;  // broadcast relay (relay_service.h)
+  // Signed origins (origin_keys.h), shared by the gossip engine and the relay.
+  std::shared_ptr<const OriginSigner> signer_;
+  std::shared_ptr<const SignKeyRing> sign_keys_;
   std::string advertise_;
   std::string snapshot_path_;
   int64_t start_ms_ = 0;

@@ -35,7 +35,7 @@ RelayOptions MakeOptions(const Config& config, const SipKey& key, uint64_t first
   return o;
 }
 
-constexpr std::array<StatEntry<RelayService>, 27> kRelay = {{
+constexpr std::array<StatEntry<RelayService>, 29> kRelay = {{
     {"links", "configured relay links",
      [](const RelayService& r) -> Json { return r.Stats()["links"]; }},
     {"links_up", "relay links membership knows alive with an endpoint",
@@ -60,6 +60,10 @@ constexpr std::array<StatEntry<RelayService>, 27> kRelay = {{
      [](const RelayService& r) -> Json { return r.Stats()["malformed"]; }},
     {"unknown_link", "packets from a node that is not a relay link",
      [](const RelayService& r) -> Json { return r.relay_stats().unknown_link; }},
+    {"sender_mismatch", "frames naming another sender than the node of their link",
+     [](const RelayService& r) -> Json { return r.Stats()["sender_mismatch"]; }},
+    {"signatures_refused", "messages refused: unsigned or bad origin signature",
+     [](const RelayService& r) -> Json { return r.relay_stats().signatures_refused; }},
     {"filter_skips", "eager pushes turned into announcements by a visited-filter hit",
      [](const RelayService& r) -> Json { return r.relay_stats().filter_skips; }},
     {"grafts_sent", "GRAFTs sent (repairs)",
@@ -109,7 +113,22 @@ std::string_view RelayPayloadKindName(RelayPayloadKind kind) {
 RelayService::RelayService(const Config& config, const SipKey& index_key, uint64_t cluster_tag,
                            uint64_t first_id)
     : config_(config), cluster_tag_(cluster_tag) {
-  node_ = std::make_unique<RelayNode>(MakeOptions(config, index_key, first_id));
+  RelayOptions o = MakeOptions(config, index_key, first_id);
+  // The hooks read the keys SetOriginKeys installs.
+  o.sign = [this](RelayData* data) {
+    if (signer_ == nullptr) return Status::Ok();
+    return SignRelayData(*signer_, cluster_tag_, data);
+  };
+  o.verify = [this](const RelayData& data) {
+    if (sign_keys_ == nullptr) return !require_signatures_;
+    const SigVerdict v = VerifyRelayData(*sign_keys_, cluster_tag_, data);
+    if (v == SigVerdict::kValid) return true;
+    if (v == SigVerdict::kNoKey && !require_signatures_) return true;
+    spdlog::debug("relay message ({}, {}) refused: {}", EscapeBytes(data.origin), data.id,
+                  SigVerdictName(v));
+    return false;
+  };
+  node_ = std::make_unique<RelayNode>(o);
   node_->SetLinks(config.relay_links);
   for (const std::string& peer : config.relay_links) {
     links_[peer];
@@ -128,7 +147,15 @@ bool RelayService::IsRelayFrame(std::string_view frame) {
          static_cast<uint8_t>(frame[kTypeAt]) == static_cast<uint8_t>(WireType::kBroadcast);
 }
 
-Status RelayService::OnFrame(std::string_view bytes, int64_t now_ms) {
+void RelayService::SetOriginKeys(std::shared_ptr<const OriginSigner> signer,
+                                 std::shared_ptr<const SignKeyRing> keys, bool require) {
+  signer_ = std::move(signer);
+  sign_keys_ = std::move(keys);
+  require_signatures_ = require;
+}
+
+Status RelayService::OnFrame(std::string_view bytes, int64_t now_ms,
+                             std::string_view link_node_id) {
   WireFrame frame;
   WireLimits limits;
   limits.max_frame_bytes = static_cast<size_t>(config_.max_message_bytes);
@@ -143,6 +170,12 @@ Status RelayService::OnFrame(std::string_view bytes, int64_t now_ms) {
   if (!s.ok()) {
     ++frames_refused_;
     return s;
+  }
+  // A link speaks only for the node its CURVE key is bound to.
+  if (!link_node_id.empty() && frame.header.sender_id != link_node_id) {
+    ++sender_mismatch_;
+    return Status::InvalidArgument("frame from '" + EscapeBytes(frame.header.sender_id) +
+                                   "' on the link of '" + std::string(link_node_id) + "'");
   }
   node_->OnPacket(frame.header.sender_id, frame.relay_bytes, now_ms);
   TakeDeliveries();
@@ -338,6 +371,7 @@ Json RelayService::Stats() const {
           {"broadcasts_refused", broadcasts_refused_},
           {"malformed", node_->stats().malformed + frames_refused_},
           {"no_endpoint", sent_no_endpoint_},
+          {"sender_mismatch", sender_mismatch_},
           {"purges", purges_},
           {"purge_actions_pending", purge_runner_ ? purge_runner_->pending() : 0},
           {"purge_actions_refused", purge_actions_refused_},

@@ -75,8 +75,15 @@ class RelayService {
   // Whether `frame` is a broadcast frame (wire type 5): the loop hands those here instead of
   // to the gossip engine.
   static bool IsRelayFrame(std::string_view frame);
-  // One broadcast frame from a peer. Non-OK for a frame the transport should count refused.
-  Status OnFrame(std::string_view frame, int64_t now_ms);
+  // One broadcast frame from a peer on a link authenticated as `link_node_id` (empty without
+  // CURVE: then any sender id is taken). Non-OK for a frame the transport should count
+  // refused, among them one whose sender is not the link's node.
+  Status OnFrame(std::string_view frame, int64_t now_ms, std::string_view link_node_id = {});
+  // Signed origins (docs/relay.md, "Origin signatures"): this node signs its broadcasts with
+  // `signer` (may be null) and takes a message only when its origin signed it with a key of
+  // `keys` (may be null: no keys); an origin without keys passes unsigned unless `require`.
+  void SetOriginKeys(std::shared_ptr<const OriginSigner> signer,
+                     std::shared_ptr<const SignKeyRing> keys, bool require);
   // Refreshes the links from membership, ticks the relay when due, sends what it queued and
   // runs the purge handler on new purges.
   void Poll(const GossipEngine& engine, Transport* transport, int64_t now_ms);
@@ -137,6 +144,10 @@ class RelayService {
   std::map<uint64_t, nlohmann::json> local_results_;
   // Counters beyond RelayStats.
   uint64_t frames_refused_ = 0;
+  uint64_t sender_mismatch_ = 0;  // frames naming another sender than their link's node
+  std::shared_ptr<const OriginSigner> signer_;
+  std::shared_ptr<const SignKeyRing> sign_keys_;
+  bool require_signatures_ = false;
   uint64_t sent_no_endpoint_ = 0;  // packets for a link membership has no endpoint for
   uint64_t broadcasts_ = 0;
   uint64_t broadcasts_refused_ = 0;

@@ -135,6 +135,13 @@ Status RelayNode::Broadcast(std::string_view payload, uint64_t now_ms, uint64_t*
   d.filter_k = static_cast<uint8_t>(filter_size_.k);
   d.filter.assign(filter_size_.bytes, '\0');
   d.payload.assign(payload);
+  if (options_.sign) {
+    const Status s = options_.sign(&d);
+    if (!s.ok()) {
+      --next_id_;
+      return s;
+    }
+  }
   if (id != nullptr) *id = d.id;
   (void)seen_.Insert(d.origin, d.id, now_ms);
   Accept(-1, std::move(d), now_ms);
@@ -183,6 +190,12 @@ void RelayNode::OnData(int from, RelayData data, uint64_t now_ms) {
     ++stats_.duplicates;
     OnDuplicate(from, data.hops, it->second.get());
     Shorten(from, it->second.get(), data.hops, now_ms);
+    return;
+  }
+  // Checked before the meter, so forged copies do not use up the origin's rate. Not recorded
+  // as seen: the genuine message of that id is still taken (from this link or another).
+  if (options_.verify && !options_.verify(data)) {
+    ++stats_.signatures_refused;
     return;
   }
   if (!meter_.Admit(data.origin, now_ms)) {

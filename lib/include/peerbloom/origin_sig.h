@@ -35,11 +35,12 @@ using Sha256Hash = std::array<uint8_t, 32>;
 
 // What a signature vouches for. Frozen numbering: never renumber, never reuse.
 enum class SignedKind : uint8_t {
-  kSummaryState = 1,    // the whole summary of (origin, epoch, version): StateHash
-  kDelta = 2,           // a delta base_version -> version: SHA-256 of its codec bytes
-  kEpoch = 3,           // an epoch certificate: origin runs incarnation `epoch`
-  kImport = 4,          // an imported Squid digest (the importer signs)
-  kImportWithdrawn = 5  // the importer stopped importing it
+  kSummaryState = 1,     // the whole summary of (origin, epoch, version): StateHash
+  kDelta = 2,            // a delta base_version -> version: SHA-256 of its codec bytes
+  kEpoch = 3,            // an epoch certificate: origin runs incarnation `epoch`
+  kImport = 4,           // an imported Squid digest (the importer signs)
+  kImportWithdrawn = 5,  // the importer stopped importing it
+  kBroadcast = 6         // a relay broadcast: version = message id, SHA-256 of RelaySignedBytes
 };
 
 struct OriginClaim {

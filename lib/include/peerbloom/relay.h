@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -26,6 +27,7 @@
 #include <vector>
 
 #include "peerbloom/hash.h"
+#include "peerbloom/origin_sig.h"
 #include "peerbloom/relay_message.h"
 #include "peerbloom/status.h"
 
@@ -132,6 +134,14 @@ struct RelayOptions {
   // Default: 1. The id of this node's first message; a daemon passes a value above any id it
   // used before a restart (for example its wall clock in ms shifted left by 16).
   uint64_t first_id = 1;
+  // Default: none. Signs this node's own messages (sets the SIGNED flag and the signature);
+  // a failure fails the Broadcast.
+  std::function<Status(RelayData* data)> sign;
+  // Default: none (every message passes). Whether a message seen for the first time may be
+  // delivered and forwarded. Asked once per (origin, id) that passes: copies of a message
+  // already seen are not asked again. A refused copy is not remembered as seen, so a forged
+  // copy cannot keep the genuine message out.
+  std::function<bool(const RelayData& data)> verify;
 };
 Status ValidateRelayOptions(const RelayOptions& options);
 
@@ -167,7 +177,19 @@ struct RelayStats {
   uint64_t payloads_sent = 0;
   uint64_t announcements_sent = 0;    // IHAVE entries
   uint64_t control_packets_sent = 0;  // IHAVE, GRAFT and PRUNE packets
+  // Messages RelayOptions::verify refused (unsigned or badly signed).
+  uint64_t signatures_refused = 0;
 };
+
+// Origin signatures of broadcasts (docs/relay.md, "Origin signatures"): kind kBroadcast,
+// origin and version = the message id, body hash = SHA-256 of RelaySignedBytes (every field
+// but hops and the visited filter, which relays change). The claim views data.origin.
+OriginClaim RelayClaim(const RelayData& data);
+// Sets the SIGNED flag and the signature of `data`. NotSupported when OpenSSL fails,
+// InvalidArgument for a message that does not encode.
+Status SignRelayData(const OriginSigner& signer, uint64_t cluster_tag, RelayData* data);
+// The verdict on the signature of `data` (kNoKey when the origin has no sign key).
+SigVerdict VerifyRelayData(const SignKeyRing& keys, uint64_t cluster_tag, const RelayData& data);
 
 class RelayNode {
  public:

@@ -242,7 +242,7 @@ TEST(RelayNode, MessageAtTheLimitMovesOnWhenAShorterWayIsAnnounced) {
   EXPECT_EQ(node.stats().shortened, 1u);
 }
 
-// Nodes do not sign yet, but a relay of version 1 passes an origin's signature on: the DATA
+// A relay passes an origin's signature on (whether or not it verifies): the DATA
 // packet it forwards keeps the SIGNED flag and the 64 signature bytes, and the bytes the
 // signature covers are the same before and after the hop.
 TEST(RelayNode, ForwardsAnOriginSignatureUnchanged) {

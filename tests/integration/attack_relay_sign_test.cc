@@ -1,0 +1,198 @@
+// Signed broadcasts against a hostile member: a client holding one authorized CURVE key (and
+// its own sign key), listed as a relay link of every node, sends broadcasts that name another
+// origin. Real daemons, all signing. Each forgery must be refused and counted at every node
+// and never reach a listener, while the genuine broadcast sent after them is delivered
+// everywhere (docs/relay.md, "Origin signatures"; docs/security.md, "Signed origins").
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "peerbloom/client/curve_keys.h"
+#include "peerbloom/origin_sig.h"
+#include "peerbloom/relay.h"
+#include "peerbloom/wire.h"
+#include "tests/integration/cluster_harness.h"
+
+namespace peerbloom::testing {
+namespace {
+
+constexpr char kClusterSecret[] = "integration-secret";  // as the harness writes it
+
+struct Delivery {
+  std::string origin;
+  uint64_t id = 0;
+  std::string kind;
+  std::string body;
+  bool operator==(const Delivery&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Delivery& d) {
+  return os << "(" << d.origin << ", " << d.id << ", " << d.kind << ", '" << d.body << "')";
+}
+
+// Every delivery the node made since it started, oldest first (`listen` from cursor 0).
+std::vector<Delivery> Deliveries(Node* node) {
+  std::vector<Delivery> out;
+  uint64_t cursor = 0;
+  while (true) {
+    json reply;
+    std::string body;
+    if (!node->Call({{"op", "listen"}, {"after", cursor}}, "", &reply, &body)) {
+      ADD_FAILURE() << "listen failed at " << node->name();
+      return out;
+    }
+    EXPECT_EQ(reply["missed"], 0);
+    if (reply["deliveries"].empty()) return out;
+    size_t at = 0;
+    for (const json& d : reply["deliveries"]) {
+      const size_t n = d["bytes"].get<size_t>();
+      out.push_back({d["origin"], d["id"], d["kind"], body.substr(at, n)});
+      at += n;
+      cursor = d["seq"];
+    }
+  }
+}
+
+uint64_t Relay(Node* n, const char* name) {
+  const json stats = n->Stats();
+  return stats.contains("relay") ? stats["relay"].value(name, uint64_t{0}) : 0;
+}
+
+class AttackRelaySign : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    victim_ = cluster_.AddSigningNode("victim");
+    a_ = cluster_.AddSigningNode("a");
+    b_ = cluster_.AddSigningNode("b");
+    std::string sign_secret, raw;
+    cluster_.AuthorizeExtraSigningKey("mallory", &client_public_, &client_secret_, &sign_secret);
+    ASSERT_TRUE(client::Z85Decode32(sign_secret, &raw).ok());
+    ASSERT_TRUE(OriginSigner::Create(raw, &mallory_signer_).ok());
+    // A triangle of relay links, and mallory linked to every node.
+    const std::vector<std::pair<Node*, std::string>> links = {
+        {victim_, R"(relay_links = ["a", "b", "mallory"])"},
+        {a_, R"(relay_links = ["victim", "b", "mallory"])"},
+        {b_, R"(relay_links = ["victim", "a", "mallory"])"},
+    };
+    Node* seed = nullptr;
+    for (const auto& [node, line] : links) {
+      NodeOptions o;
+      o.extra = line + "\n";
+      std::vector<Node*> seeds;
+      if (seed != nullptr) seeds.push_back(seed);
+      ASSERT_TRUE(node->Start(o, seeds)) << node->log_tail();
+      seed = victim_;
+    }
+    // Each node's links to the two others are up (mallory is no gossip member: never up).
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          for (Node* n : Nodes()) {
+            if (n->Stats()["relay"]["links_up"] != 2) return false;
+          }
+          return true;
+        },
+        kWaitDeadline))
+        << victim_->log_tail();
+  }
+
+  std::vector<Node*> Nodes() { return {victim_, a_, b_}; }
+
+  // A CURVE client connected to `target` with the extra key: its link is bound to "mallory".
+  zmq::socket_t Client(Node* target) {
+    zmq::socket_t s(context_, zmq::socket_type::dealer);
+    s.set(zmq::sockopt::linger, 0);
+    s.set(zmq::sockopt::curve_serverkey, target->public_key());
+    s.set(zmq::sockopt::curve_publickey, client_public_);
+    s.set(zmq::sockopt::curve_secretkey, client_secret_);
+    s.connect(target->endpoint());
+    return s;
+  }
+
+  std::string Frame(const std::string& sender, const RelayData& data) {
+    WireHeader h;
+    h.cluster_tag = ClusterTag(kClusterSecret);
+    h.sender_id = sender;
+    h.sender_epoch = 1;
+    h.sender_heartbeat = ++heartbeat_;
+    RelayPacket p;
+    p.data = data;
+    std::string packet, frame;
+    EXPECT_TRUE(EncodeRelayPacket(p, RelayLimits(), &packet).ok());
+    EXPECT_TRUE(EncodeBroadcastFrame(h, packet, &frame).ok());
+    return frame;
+  }
+
+  // A cluster purge of `url` naming the victim as its origin.
+  static RelayData ForgedPurge(uint64_t id, const std::string& url) {
+    RelayData d;
+    d.origin = "victim";
+    d.id = id;
+    d.hop_limit = 16;
+    d.filter_k = 7;
+    d.filter = std::string(20, '\0');
+    d.payload = std::string(1, '\x01') + url;
+    return d;
+  }
+
+  // Sends `frame` to `target` and waits until its relay counter `name` passes `before`.
+  bool SendAndCount(zmq::socket_t* s, Node* target, const std::string& frame, const char* name,
+                    uint64_t before) {
+    s->send(zmq::buffer(frame));
+    return WaitFor([&] { return Relay(target, name) > before; }, kWaitDeadline);
+  }
+
+  Cluster cluster_;
+  Node* victim_ = nullptr;
+  Node* a_ = nullptr;
+  Node* b_ = nullptr;
+  std::string client_public_, client_secret_;
+  std::unique_ptr<OriginSigner> mallory_signer_;
+  uint64_t heartbeat_ = 0;
+  zmq::context_t context_{1};
+};
+
+TEST_F(AttackRelaySign, ForgedPurgeForAnotherOriginIsRefusedEverywhere) {
+  // Ids far above any the victim uses, and one per forgery, so none is a duplicate of another.
+  uint64_t id = uint64_t{1} << 62;
+  for (Node* target : Nodes()) {
+    zmq::socket_t s = Client(target);
+    RelayData unsigned_purge = ForgedPurge(++id, "http://victim.example/unsigned");
+    RelayData junk = ForgedPurge(++id, "http://victim.example/junk");
+    junk.flags = kRelayFlagSigned;
+    junk.signature = std::string(kRelaySignatureBytes, 'x');
+    RelayData by_mallory = ForgedPurge(++id, "http://victim.example/mallory");
+    ASSERT_TRUE(SignRelayData(*mallory_signer_, ClusterTag(kClusterSecret), &by_mallory).ok());
+    for (const RelayData& forged : {unsigned_purge, junk, by_mallory}) {
+      EXPECT_TRUE(SendAndCount(&s, target, Frame("mallory", forged), "signatures_refused",
+                               Relay(target, "signatures_refused")))
+          << target->name() << " " << forged.payload;
+    }
+    // On mallory's link, a frame that names another member as its sender is refused before
+    // its packet is read (the links are bound to node ids).
+    const uint64_t refused = Relay(target, "signatures_refused");
+    const std::string other = target == victim_ ? "a" : "victim";
+    EXPECT_TRUE(SendAndCount(&s, target, Frame(other, ForgedPurge(++id, "http://x/")),
+                             "sender_mismatch", Relay(target, "sender_mismatch")))
+        << target->name();
+    EXPECT_EQ(Relay(target, "signatures_refused"), refused) << target->name();
+    EXPECT_EQ(Relay(target, "purges"), 0u) << target->name();
+  }
+  // The genuine broadcast, sent after every forgery was refused, reaches every listener; the
+  // forgeries never did: each node's deliveries are exactly the genuine one.
+  json reply;
+  std::string body;
+  ASSERT_TRUE(victim_->Call({{"op", "broadcast"}}, std::string("genuine"), &reply, &body));
+  const uint64_t genuine_id = reply["id"];
+  const std::vector<Delivery> expected = {{"victim", genuine_id, "message", "genuine"}};
+  for (Node* n : Nodes()) {
+    ASSERT_TRUE(WaitFor([&] { return Relay(n, "delivered") >= 1; }, kWaitDeadline)) << n->name();
+    EXPECT_EQ(Deliveries(n), expected) << n->name();
+    EXPECT_EQ(Relay(n, "signatures_refused"), 3u) << n->name();
+    EXPECT_EQ(Relay(n, "purges"), 0u) << n->name();
+  }
+}
+
+}  // namespace
+}  // namespace peerbloom::testing
