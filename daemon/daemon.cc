@@ -352,22 +352,22 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   engine_->SetWallClock(WallMs(), now);
   // Lookups first: a who-has waits for no peer frame, feed line or timer of this turn.
   ServeLookups(items.data() + control_at, items.data() + socket_at, feeds_at - socket_at, now);
-  transport_->Process(items.data(), now, [this, now](std::string_view payload,
-                                                     const std::string& link_node) {
-    // A summary can take a while to decode: lookups that came meanwhile go first.
-    ServeLookupsNow();
-    // A frame that makes the engine throw is refused like a malformed one (counted, logged
-    // at a limited rate); the next frame is served.
-    Status s;
-    try {
-      s = RelayService::IsRelayFrame(payload) ? relay_->OnFrame(payload, now, link_node)
-                                              : engine_->OnMessage(payload, now, link_node);
-    } catch (const std::exception& e) {
-      s = Status::Corruption("internal error: " + EscapeBytes(e.what()));
-    }
-    loop_metrics_.CountIn(payload, s);
-    return s;
-  });
+  transport_->Process(
+      items.data(), now, [this, now](std::string_view payload, const std::string& link_node) {
+        // A summary can take a while to decode: lookups that came meanwhile go first.
+        ServeLookupsNow();
+        // A frame that makes the engine throw is refused like a malformed one (counted, logged
+        // at a limited rate); the next frame is served.
+        Status s;
+        try {
+          s = RelayService::IsRelayFrame(payload) ? relay_->OnFrame(payload, now, link_node)
+                                                  : engine_->OnMessage(payload, now, link_node);
+        } catch (const std::exception& e) {
+          s = Status::Corruption("internal error: " + EscapeBytes(e.what()));
+        }
+        loop_metrics_.CountIn(payload, s);
+        return s;
+      });
   PollFeeds(items, feeds_at, now);
   digests_->Poll(now);
   MaybePublish(now);
