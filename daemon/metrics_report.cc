@@ -388,10 +388,11 @@ const Metric kMetrics[] = {
      [](const Context& c, Writer& w) { w.Sample(T(c).handshakes_failed); }},
     {"peerbloom_transport_revoked_total", "counter", "what",
      "refused for a key authorized_keys no longer lists (frame: frames received on its link; "
-     "link: outgoing links closed)",
+     "link: outgoing links closed; inbound: inbound connections shut down)",
      [](const Context& c, Writer& w) {
        w.Sample({{"what", "frame"}}, T(c).frames_revoked);
        w.Sample({{"what", "link"}}, T(c).links_revoked);
+       w.Sample({{"what", "inbound"}}, T(c).inbound_closed);
      }},
     {"peerbloom_transport_links_refused_total", "counter", "",
      "outgoing links refused at max_links",

@@ -151,7 +151,7 @@ constexpr std::array<StatEntry<Context>, 32> kGossip = {{
      [](const Context& c) -> Json { return c.s.parts.engine.stats().members_revoked; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 19> kTransport = {{
+constexpr std::array<StatEntry<Context>, 20> kTransport = {{
     {"curve", "whether CURVE is on",
      [](const Context& c) -> Json { return c.s.parts.config.curve; }},
     {"messages_in", "frames received",
@@ -186,6 +186,8 @@ constexpr std::array<StatEntry<Context>, 19> kTransport = {{
      [](const Context& c) -> Json { return c.s.transport.stats().frames_revoked; }},
     {"links_revoked", "outgoing links closed when their key was delisted",
      [](const Context& c) -> Json { return c.s.transport.stats().links_revoked; }},
+    {"inbound_closed", "inbound connections shut down when a key was delisted",
+     [](const Context& c) -> Json { return c.s.transport.stats().inbound_closed; }},
     {"links_refused", "outgoing links refused at max_links",
      [](const Context& c) -> Json { return c.s.transport.stats().links_refused; }},
     {"send_unlisted", "sends to a key authorized_keys does not list",

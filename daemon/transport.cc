@@ -4,7 +4,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <array>
+#include <cstdlib>
 #include <cstring>
 
 namespace peerbloom::daemon {
@@ -13,9 +17,32 @@ namespace {
 constexpr const char* kZapEndpoint = "inproc://zeromq.zap.01";
 constexpr const char* kMonitorEndpoint = "inproc://peerbloom.peer-monitor";
 constexpr int kMessagesPerWakeup = 512;
-constexpr int kMonitorEvents =
-    ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
-    ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+constexpr int kMonitorEvents = ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_CLOSED |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+                               ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+
+// The local TCP port of a socket, 0 when `fd` is not a bound IPv4/IPv6 socket.
+int LocalPort(int fd) {
+  sockaddr_storage address{};
+  socklen_t length = sizeof(address);
+  if (::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) return 0;
+  if (address.ss_family == AF_INET) {
+    return ntohs(reinterpret_cast<const sockaddr_in*>(&address)->sin_port);
+  }
+  if (address.ss_family == AF_INET6) {
+    return ntohs(reinterpret_cast<const sockaddr_in6*>(&address)->sin6_port);
+  }
+  return 0;
+}
+
+// The port of a bound "tcp://host:port" endpoint, 0 for any other transport.
+int EndpointPort(const std::string& endpoint) {
+  if (endpoint.rfind("tcp://", 0) != 0) return 0;
+  const size_t colon = endpoint.rfind(':');
+  if (colon == std::string::npos || colon + 1 >= endpoint.size()) return 0;
+  return std::atoi(endpoint.c_str() + colon + 1);
+}
 
 std::string Z85(const void* bytes32) {
   char text[41] = {};
@@ -69,6 +96,7 @@ Status Transport::Start(std::string* bound) {
     monitor_.connect(kMonitorEndpoint);
     router_.bind(options_.listen);
     *bound = router_.get(zmq::sockopt::last_endpoint);
+    listen_port_ = EndpointPort(*bound);
   } catch (const zmq::error_t& e) {
     return Status::IOError("cannot bind peer endpoint '" + options_.listen + "': " + e.what());
   }
@@ -184,10 +212,23 @@ void Transport::ReadMonitor() {
     if (!monitor_.recv(event, zmq::recv_flags::dontwait)) return;
     const bool well_formed = event.size() >= 6;
     uint16_t id = 0;
-    if (well_formed) std::memcpy(&id, event.data(), sizeof(id));
+    uint32_t value = 0;
+    if (well_formed) {
+      std::memcpy(&id, event.data(), sizeof(id));
+      std::memcpy(&value, static_cast<const char*>(event.data()) + sizeof(id), sizeof(value));
+    }
     Drain(monitor_);
-    if (id == ZMQ_EVENT_ACCEPTED) ++stats_.links_accepted;
-    if (id == ZMQ_EVENT_DISCONNECTED) ++stats_.links_disconnected;
+    // For these three events the value is the connection's file descriptor.
+    const int fd = static_cast<int>(value);
+    if (id == ZMQ_EVENT_ACCEPTED) {
+      ++stats_.links_accepted;
+      inbound_fds_.insert(fd);
+    }
+    if (id == ZMQ_EVENT_DISCONNECTED) {
+      ++stats_.links_disconnected;
+      inbound_fds_.erase(fd);
+    }
+    if (id == ZMQ_EVENT_CLOSED) inbound_fds_.erase(fd);
     if (id == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL || id == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL ||
         id == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
       ++stats_.handshakes_failed;
@@ -285,8 +326,13 @@ void Transport::SendNow(const Outgoing& out, int64_t now_ms) {
 }
 
 void Transport::SetAuthorized(std::map<std::string, std::string> keys) {
+  bool removed = false;
+  for (const auto& [key, node] : options_.authorized) {
+    if (keys.count(key) == 0) removed = true;
+  }
   options_.authorized = std::move(keys);
   if (!options_.curve) return;
+  if (removed) CloseInbound();
   for (auto it = links_.begin(); it != links_.end();) {
     if (options_.authorized.count(it->second.public_key) > 0) {
       ++it;
@@ -299,6 +345,19 @@ void Transport::SetAuthorized(std::map<std::string, std::string> keys) {
     it = links_.erase(it);
   }
   stats_.links_open = links_.size();
+}
+
+void Transport::CloseInbound() {
+  ReadMonitor();  // forget the connections that are already gone
+  uint64_t closed = 0;
+  for (const int fd : inbound_fds_) {
+    // The fd still belongs to libzmq: shut the connection down and let libzmq see it end and
+    // close the fd itself. The port check guards against a number reused for another socket.
+    if (listen_port_ == 0 || LocalPort(fd) != listen_port_) continue;
+    if (::shutdown(fd, SHUT_RDWR) == 0) ++closed;
+  }
+  stats_.inbound_closed += closed;
+  if (closed > 0) spdlog::info("closed {} inbound connections after a key was revoked", closed);
 }
 
 void Transport::Close(const std::string& endpoint) {

@@ -11,7 +11,8 @@
 //  - sends never block: ZMQ_DONTWAIT against a bounded queue (ZMQ_SNDHWM), drops counted.
 //
 // A socket monitor on the ROUTER counts accepted, dropped and failed-handshake links (libzmq
-// closes a link that sends a frame above ZMQ_MAXMSGSIZE; that shows up as a disconnect).
+// closes a link that sends a frame above ZMQ_MAXMSGSIZE; that shows up as a disconnect) and
+// tracks the accepted connections' fds, so a reload that removes a key can shut them down.
 //
 // Thread-safety: none; the daemon's event loop owns it. Resource owner: not copyable.
 #ifndef PEERBLOOM_DAEMON_TRANSPORT_H_
@@ -78,6 +79,7 @@ struct TransportStats {
   uint64_t links_open = 0;      // outgoing DEALERs (a gauge)
   uint64_t frames_revoked = 0;  // frames on a link whose key the allow-list no longer names
   uint64_t links_revoked = 0;   // outgoing links closed because their key was delisted
+  uint64_t inbound_closed = 0;  // inbound connections shut down when a key was delisted
   uint64_t links_refused = 0;   // outgoing links refused at max_links
   uint64_t send_unlisted = 0;   // sends to a key the allow-list does not name
   uint64_t fault_dropped = 0;   // injected faults (tests only)
@@ -108,7 +110,9 @@ class Transport {
   void Send(const Outgoing& out, int64_t now_ms);
   // Closes the link to an endpoint, if any.
   void Close(const std::string& endpoint);
-  // Replaces the allow-list (SIGHUP). Outgoing links to a key no longer listed are closed.
+  // Replaces the allow-list (SIGHUP). Outgoing links to a key no longer listed are closed;
+  // when a key was removed, every inbound connection is shut down too (libzmq cannot drop one
+  // peer of a ROUTER): honest peers reconnect and pass ZAP again, the removed key does not.
   void SetAuthorized(std::map<std::string, std::string> keys);
   // Replaces the injected faults (SIGHUP; tests only).
   void SetFaults(FaultInjection faults) { options_.faults = std::move(faults); }
@@ -125,6 +129,8 @@ class Transport {
   bool ReceiveOne(int64_t now_ms, const Handler& handler);
   void ServeZap(int64_t now_ms);
   void ReadMonitor();
+  // Shuts down every open inbound connection (SHUT_RDWR; libzmq keeps owning the fds).
+  void CloseInbound();
   Link* LinkFor(const Outgoing& out, int64_t now_ms);
   void Refused(int64_t now_ms, const std::string& why);
   // Send's path when faults are injected: decides the message's fate, then sends it.
@@ -137,6 +143,8 @@ class Transport {
   zmq::socket_t zap_;
   zmq::socket_t monitor_;
   std::map<std::string, Link> links_;
+  std::set<int> inbound_fds_;  // accepted connections, from the monitor's events
+  int listen_port_ = 0;        // the ROUTER's bound TCP port (0: not TCP)
   TransportStats stats_;
   LogLimiter refused_log_;
   LogLimiter send_log_;
