@@ -14,27 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/cli_run.h"
 #include "tests/integration/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {
-
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-CliResult Cli(const std::string& args) {
-  const std::string command = std::string(PEERBLOOM_CLI_BIN) + " " + args + " </dev/null 2>&1";
-  CliResult r;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 // The file's contents, or "<none>" when it does not exist.
 std::string ReadFile(const std::string& path) {

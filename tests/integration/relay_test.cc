@@ -16,6 +16,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/integration/cli_run.h"
 #include "tests/integration/cluster_harness.h"
 
 namespace peerbloom::testing {
@@ -268,24 +269,6 @@ TEST_F(RelayMesh, KilledNodeDoesNotStopDeliveryToTheRest) {
     }
     EXPECT_EQ(payloads, sent) << "n" << i;
   }
-}
-
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-CliResult Cli(const std::string& args, const std::string& stdin_file = "/dev/null") {
-  const std::string command =
-      std::string(PEERBLOOM_CLI_BIN) + " " + args + " < " + stdin_file + " 2>&1";
-  CliResult r;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
 }
 
 // The commands: broadcast from an argument, a file and stdin at one node; listen at the other

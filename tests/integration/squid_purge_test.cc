@@ -11,6 +11,7 @@
 #include <map>
 #include <string>
 
+#include "tests/integration/cli_run.h"
 #include "tests/integration/cluster_harness.h"
 #include "tests/integration/squid_testbed.h"
 
@@ -18,23 +19,6 @@ namespace peerbloom::testing {
 namespace {
 
 constexpr int kCached = 10;
-
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-CliResult Cli(const std::string& args) {
-  const std::string command = std::string(PEERBLOOM_CLI_BIN) + " " + args + " 2>&1";
-  CliResult r;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 TEST(SquidPurge, ClusterPurgeRunsWhereTheFilterMayHoldTheUrl) {
   if (const std::string why = SquidTestbed::SkipReason(); !why.empty()) GTEST_SKIP() << why;
