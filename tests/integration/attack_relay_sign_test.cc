@@ -14,6 +14,7 @@
 #include "peerbloom/relay.h"
 #include "peerbloom/wire.h"
 #include "tests/integration/cluster_harness.h"
+#include "tests/integration/relay_listen.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -35,24 +36,10 @@ std::ostream& operator<<(std::ostream& os, const Delivery& d) {
 // Every delivery the node made since it started, oldest first (`listen` from cursor 0).
 std::vector<Delivery> Deliveries(Node* node) {
   std::vector<Delivery> out;
-  uint64_t cursor = 0;
-  while (true) {
-    json reply;
-    std::string body;
-    if (!node->Call({{"op", "listen"}, {"after", cursor}}, "", &reply, &body)) {
-      ADD_FAILURE() << "listen failed at " << node->name();
-      return out;
-    }
-    EXPECT_EQ(reply["missed"], 0);
-    if (reply["deliveries"].empty()) return out;
-    size_t at = 0;
-    for (const json& d : reply["deliveries"]) {
-      const size_t n = d["bytes"].get<size_t>();
-      out.push_back({d["origin"], d["id"], d["kind"], body.substr(at, n)});
-      at += n;
-      cursor = d["seq"];
-    }
+  for (const Listened& d : ListenAll(node)) {
+    out.push_back({d.entry["origin"], d.entry["id"], d.entry["kind"], d.payload});
   }
+  return out;
 }
 
 uint64_t Relay(Node* n, const char* name) {

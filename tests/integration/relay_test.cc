@@ -18,6 +18,7 @@
 
 #include "tests/integration/cli_run.h"
 #include "tests/integration/cluster_harness.h"
+#include "tests/integration/relay_listen.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -34,24 +35,10 @@ struct Delivery {
 // Every delivery the node made since it started, oldest first.
 std::vector<Delivery> Deliveries(Node* node) {
   std::vector<Delivery> out;
-  uint64_t cursor = 0;
-  while (true) {
-    json reply;
-    std::string body;
-    if (!node->Call({{"op", "listen"}, {"after", cursor}}, "", &reply, &body)) {
-      ADD_FAILURE() << "listen failed at " << node->name();
-      return out;
-    }
-    EXPECT_EQ(reply["missed"], 0);
-    if (reply["deliveries"].empty()) return out;
-    size_t at = 0;
-    for (const json& d : reply["deliveries"]) {
-      const size_t n = d["bytes"].get<size_t>();
-      out.push_back({d["origin"], d["id"], d["hops"], body.substr(at, n)});
-      at += n;
-      cursor = d["seq"];
-    }
+  for (const Listened& d : ListenAll(node)) {
+    out.push_back({d.entry["origin"], d.entry["id"], d.entry["hops"], d.payload});
   }
+  return out;
 }
 
 uint64_t Delivered(Node* node) { return node->Stats()["relay"]["delivered"].get<uint64_t>(); }
