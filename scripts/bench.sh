@@ -28,7 +28,7 @@ start=$SECONDS
 cut -d' ' -f1 /proc/loadavg >"$raw/load-start.txt" 2>/dev/null || true
 git -C "$root" rev-parse --short HEAD >"$raw/commit.txt" 2>/dev/null || true
 targets=(core_ops_bench who_has_bench peer_index_bench summary_bench gossip_sim_bench
-         classic_hash_fpr_bench redis_bitmap_bench peerbloomd peerbloom_cli)
+         classic_hash_fpr_bench redis_bitmap_bench redis_getbit_bench peerbloomd peerbloom_cli)
 echo "bench: building ${targets[*]} (Release, $build)"
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
