@@ -921,7 +921,8 @@ def main():
         sys.stderr.write("bench_report: %d warnings above: those figures show as n/a\n"
                          % len(WARNINGS))
     if FAILED:
-        sys.stderr.write("bench_report: error: not reported (tracebacks above): %s\n" % "; ".join(FAILED))
+        sys.stderr.write("bench_report: error: not reported (tracebacks above): %s\n"
+                         % "; ".join(FAILED))
         sys.exit(1)
 
 
