@@ -9,7 +9,8 @@
 # persistence and sets the k = 7 probes of the same URLs in a bit string
 # (build/bench/redis_getbit_bench). Then times SINGLE (default 20000) single-key lookups in
 # five rounds, `peerbloom bench` and Redis GETBIT in turn, and batches on both. Prints one
-# table; asserts nothing.
+# table, then the same figures as "row<TAB>name<TAB>value<TAB>unit" lines (the keys of `make
+# bench`'s report, scripts/bench_report.py); asserts nothing.
 # Everything it started is stopped on exit. CONTROL_BUSY_POLL (e.g. "50us") sets the
 # daemon's control_busy_poll, CLIENT_BUSY_POLL (us) the client's.
 set -euo pipefail
@@ -43,7 +44,8 @@ cli=("$build/cli/peerbloom" --config "$work/bench.toml")
 for _ in $(seq 100); do "${cli[@]}" stats >/dev/null 2>&1 && break; sleep 0.1; done
 start=$(date +%s%N)
 seq 0 $((keys - 1)) | sed "s|^|$prefix|" | "${cli[@]}" add - >/dev/null
-echo "added $keys URLs in $(( ($(date +%s%N) - start) / 1000000 )) ms (through the CLI, batched)"
+added_ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "added $keys URLs in $added_ms ms (through the CLI, batched)"
 redis_port=""
 if command -v redis-server >/dev/null; then
   redis_port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -71,9 +73,9 @@ done
 "${bench[@]}" --single 0 --batches 100 >"$work/batch.json"
 redis 0 1000 pipelined >"$work/redis-batch.txt"
 
-python3 - "$work" "$rounds" <<'PY'
+python3 - "$work" "$rounds" "$keys" "$added_ms" <<'PY'
 import json, statistics, sys
-work, rounds = sys.argv[1], int(sys.argv[2])
+work, rounds, keys, added_ms = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 def redis(name):
     try:
         return dict(line.split() for line in open(f"{work}/{name}") if line.strip())
@@ -111,4 +113,29 @@ print("single keys: median over", rounds, "interleaved rounds of each round's pe
 if rbatch:
     print(f"redis pipelined GETBITs/s (1000 in flight): {float(rbatch['redis_pipelined_getbits_per_s']):,.0f}")
 print(f"peerbloom batches: 10,000 URLs per request, median of 100; client busy poll {batch['busy_poll_us']} us")
+# The same figures for scripts/bench_report.py, one "row<TAB>name<TAB>value<TAB>unit" line each;
+# a figure not measured (no redis-server) has no line.
+figures = [
+    ("keys", keys, ""), ("added_ms", added_ms, "ms"), ("rounds", rounds, ""),
+    ("single_requests", sum(s.get("single_requests", 0) for s in singles), ""),
+    ("batch_size", batch.get("batch_size"), ""), ("batches", batch.get("batches"), ""),
+    ("busy_poll_us", batch.get("busy_poll_us"), "us"),
+    ("zmq_single_p50", med(singles, "single_p50_us"), "us"),
+    ("zmq_single_p99", med(singles, "single_p99_us"), "us"),
+    ("zmq_single_p999", med(singles, "single_p999_us"), "us"),
+    ("zmq_batched_keys_per_s", batch.get("batched_keys_per_s_median"), "1/s"),
+    ("socket_single_p50", med(singles, "socket_single_p50_us"), "us"),
+    ("socket_single_p99", med(singles, "socket_single_p99_us"), "us"),
+    ("socket_single_p999", med(singles, "socket_single_p999_us"), "us"),
+    ("socket_batched_keys_per_s", batch.get("socket_batched_keys_per_s_median"), "1/s"),
+    ("redis_getbit_p50", med(rsingles, "redis_single_p50_us"), "us"),
+    ("redis_getbit_p99", med(rsingles, "redis_single_p99_us"), "us"),
+    ("redis_getbit_p999", med(rsingles, "redis_single_p999_us"), "us"),
+    ("redis_pipelined_getbits_per_s", rbatch.get("redis_pipelined_getbits_per_s"), "1/s"),
+    ("redis_pipelined_keys_per_s_1", rbatch.get("redis_keys_per_s_one_filter"), "1/s"),
+    ("redis_pipelined_keys_per_s_16", rbatch.get("redis_keys_per_s_16_filters"), "1/s"),
+]
+for name, value, unit in figures:
+    if value is not None:
+        print(f"row\t{name}\t{float(value):.3f}\t{unit}")
 PY

@@ -4,8 +4,11 @@ and prints the report.
 
 Usage: bench_report.py RAW_DIR OUT_DIR ELAPSED_SECONDS   (scripts/bench.sh)
 
-The parsers read the benchmarks' human-readable lines with tolerant patterns: a line that
-is missing or changed leaves its figure as "n/a" instead of failing the report.
+The parsers read the benchmarks' "row" lines where they print them, their human-readable
+lines otherwise, with tolerant patterns: a line that is missing or changed leaves its figure
+as "n/a" and a warning on stderr instead of failing the report. A section that raises is
+reported as not reported (its traceback on stderr), the others are still written, and the
+exit status is 1.
 """
 import datetime
 import math
@@ -14,6 +17,7 @@ import platform
 import re
 import subprocess
 import sys
+import traceback
 
 import matplotlib
 
@@ -29,12 +33,33 @@ DRAM_FACTOR = 1.5
 Z = 3.09
 
 
-def read(raw, name):
+WARNINGS = []
+FAILED = []
+
+
+def warn(message):
+    """A figure or an output the report lacks: said on stderr, and the report says n/a."""
+    WARNINGS.append(message)
+    sys.stderr.write("bench_report: warning: %s\n" % message)
+
+
+def read(raw, name, required=True):
     try:
         with open(os.path.join(raw, name + ".txt")) as f:
-            return f.read()
+            text = f.read()
     except OSError:
-        return ""
+        text = ""
+    if required and not text.strip():
+        warn("no output in %s" % os.path.join(raw, name + ".txt"))
+    return text
+
+
+def expect(where, figures, keys=None):
+    """Warns about each figure of `figures` (a dict) that is missing or None."""
+    for key in keys if keys is not None else list(figures):
+        if figures.get(key) is None:
+            warn("%s: '%s' not found (n/a)" % (where, key))
+    return figures
 
 
 def seconds(raw, name):
@@ -56,6 +81,22 @@ def fmt(x, spec="%.1f"):
 
 def rows(text):
     return [line.split("\t")[1:] for line in text.splitlines() if line.startswith("row\t")]
+
+
+def to_float(text):
+    try:
+        return float(text.replace(",", ""))
+    except (AttributeError, ValueError):
+        return None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def met(ok):
+    """yes / **no** from a comparison, n/a when a figure it needs is missing."""
+    return "n/a" if ok is None else ("yes" if ok else "**no**")
 
 
 def sh(cmd):
@@ -106,16 +147,54 @@ def parse_who_has(text):
     }
 
 
+CONTROL_FIGURES = (
+    "keys", "added_ms", "batch_size", "zmq_single_p50", "zmq_single_p99", "zmq_single_p999",
+    "zmq_batched_keys_per_s", "socket_single_p50", "socket_single_p99", "socket_single_p999",
+    "socket_batched_keys_per_s", "redis_getbit_p50", "redis_getbit_p99", "redis_getbit_p999",
+    "redis_pipelined_keys_per_s_1", "redis_pipelined_keys_per_s_16")
+
+
 def parse_control(text):
-    out = {"added_ms": num(r"added (\d+) URLs in (\d+) ms", text, 2)}
-    single = re.search(r"one key per request.*", text)
-    if single:
-        # p50 / p99 / p99.9 in us or ms, in whatever order and number the CLI prints them.
-        for q, v, unit in re.findall(r"p([\d.]+)\s*[=:]?\s*([\d.]+)\s*(us|ms)", single.group(0)):
-            out["p" + q] = float(v) * (1000 if unit == "ms" else 1)
-    out["batch_keys_s"] = num(r"batches of.*?([\d.]+) keys/s", text)
-    out["batch_size"] = num(r"batches of (\d+) keys", text)
-    out["requests"] = num(r"one key per request \((\d+) requests\)", text)
+    """bench/control_bench.sh: its "row<TAB>name<TAB>value<TAB>unit" lines (latencies in us);
+    without them (an output from before those lines), its table for people."""
+    out = {}
+    for r in rows(text):
+        if len(r) >= 2 and to_float(r[1]) is not None:
+            out[r[0]] = to_float(r[1])
+    if out:
+        return out
+    m = re.search(r"added (\d+) URLs in (\d+) ms", text)
+    if m:
+        out["keys"], out["added_ms"] = float(m.group(1)), float(m.group(2))
+    m = re.search(r"batches: ([\d,]+) URLs per request", text)
+    out["batch_size"] = to_float(m.group(1)) if m else None
+    # Table lines: a name, then p50, p99, p99.9 ("12.3 us" or "-") and batched keys/s.
+    cell = r"\s+([\d,.]+ [um]s|-)"
+    for prefix, name in (("zmq_", r"control endpoint"), ("socket_", r"who-has socket"),
+                         ("redis_getbit_", r"redis GETBIT")):
+        m = re.search(r"^.*%s.*?%s%s%s\s+([\d,]+|-)\s*$" % (name, cell, cell, cell), text, re.M)
+        if not m:
+            continue
+        for i, q in enumerate(("p50", "p99", "p999")):
+            v = m.group(i + 1).split()
+            if len(v) == 2:
+                out[(prefix if prefix == "redis_getbit_" else prefix + "single_") + q] = (
+                    to_float(v[0]) * (1000 if v[1] == "ms" else 1))
+        batched = to_float(m.group(4))
+        if prefix == "redis_getbit_":
+            out["redis_pipelined_keys_per_s_1"] = batched
+        else:
+            out[prefix + "batched_keys_per_s"] = batched
+    m = re.search(r"^redis pipelined, 16 .*?([\d,]+)\s*$", text, re.M)
+    if m:
+        out["redis_pipelined_keys_per_s_16"] = to_float(m.group(1))
+    for key, pattern in (("rounds", r"median over (\d+) interleaved rounds"),
+                         ("batches", r"URLs per request, median of (\d+)"),
+                         ("busy_poll_us", r"client busy poll (\d+) us"),
+                         ("redis_pipelined_getbits_per_s",
+                          r"redis pipelined GETBITs/s.*: ([\d,]+)")):
+        m = re.search(pattern, text)
+        out[key] = to_float(m.group(1)) if m else None
     return out
 
 
@@ -157,27 +236,72 @@ def parse_summary(text):
 
 
 def parse_gossip(text):
-    out = []
-    for block in re.split(r"\n(?=\d+ nodes,)", text):
+    """gossip_sim_bench: a list of the small clusters' blocks ("N nodes, K keys/node ...") and
+    a list of the large clusters' blocks ("N nodes (S seeds listed by all) ...")."""
+    small, large = [], []
+    for block in re.split(r"\n(?=\d+ nodes\b)", text):
         head = re.match(r"(\d+) nodes, (\d+) keys/node", block)
+        if head:
+            small.append({
+                "nodes": int(head.group(1)),
+                "keys": int(head.group(2)),
+                "join_s": num(r"join:.*?([\d.]+) s", block),
+                "bytes_median": num(r"bytes/s per node: median ([\d.]+)", block),
+                "bytes_mean": num(r"bytes/s per node:.*?mean ([\d.]+)", block),
+                "bytes_max": num(r"bytes/s per node:.*?max ([\d.]+)", block),
+                "deltas": num(r"deltas ([\d.]+)", block),
+                "digests": num(r"digests ([\d.]+)", block),
+                "full": num(r"full summaries ([\d.]+)", block),
+                "conv_median": num(r"visible at all \d+ nodes: median ([\d.]+)", block),
+                "conv_max": num(r"visible at all \d+ nodes:.*?max ([\d.]+)", block),
+                "false_neg": num(r"false negatives after convergence: (\d+)", block),
+                "wall_s": num(r"wall time ([\d.]+) s", block),
+            })
+            continue
+        head = re.match(r"(\d+) nodes \((\d+) seeds", block)
         if not head:
             continue
-        out.append({
-            "nodes": int(head.group(1)),
-            "keys": int(head.group(2)),
-            "join_s": num(r"join:.*?([\d.]+) s", block),
-            "bytes_median": num(r"bytes/s per node: median ([\d.]+)", block),
-            "bytes_mean": num(r"bytes/s per node:.*?mean ([\d.]+)", block),
-            "bytes_max": num(r"bytes/s per node:.*?max ([\d.]+)", block),
-            "deltas": num(r"deltas ([\d.]+)", block),
-            "digests": num(r"digests ([\d.]+)", block),
-            "full": num(r"full summaries ([\d.]+)", block),
-            "conv_median": num(r"visible at all \d+ nodes: median ([\d.]+)", block),
-            "conv_max": num(r"visible at all \d+ nodes:.*?max ([\d.]+)", block),
-            "false_neg": num(r"false negatives after convergence: (\d+)", block),
-            "wall_s": num(r"wall time ([\d.]+) s", block),
-        })
-    return out
+        g = {"nodes": int(head.group(1)), "seeds": int(head.group(2))}
+        g["keys"] = num(r"(\d+) keys/node", block)
+        g["loss_pct"] = num(r"([\d.]+) % frames lost", block)
+        g["churn_every_s"] = num(r"or a join every ([\d.]+) s", block)
+        m = re.search(r"join every [\d.]+ s \((\d+), (\d+), (\d+)\)", block)
+        g["failures"], g["restarts"], g["joins"] = (
+            [int(x) for x in m.groups()] if m else (None, None, None))
+        g["replace_every_s"] = num(r"one key replaced per node every (\d+) s", block)
+        g["join_s"] = num(r"every current summary ([\d.]+) s after", block)
+        g["measure_s"] = num(r"bytes/s per node over (\d+) s", block)
+        g["steady_nodes"] = num(r"\((\d+) non-seed nodes up throughout\)", block)
+        g["bytes_median"] = num(r"up throughout\): median ([\d.]+)", block)
+        g["bytes_p99"] = num(r"up throughout\):.*?p99 ([\d.]+)", block)
+        g["bytes_max"] = num(r"up throughout\):.*?max ([\d.]+)", block)
+        g["bytes_mean"] = num(r"up throughout\):.*?mean ([\d.]+)", block)
+        g["seed_median"] = num(r"seeds: median ([\d.]+)", block)
+        g["seed_max"] = num(r"seeds: median [\d.]+, max ([\d.]+)", block)
+        m = re.search(r"busiest node (\S+): ([\d.]+) x the median", block)
+        g["busiest"] = m.group(1) if m else None
+        g["busiest_over_median"] = float(m.group(2)) if m else None
+        g["seed_over_median"] = num(r"busiest seed ([\d.]+) x", block)
+        for key, label in (("deltas", "deltas"), ("digests", "digests"),
+                           ("full", "full summaries"), ("requests", "requests"),
+                           ("prune_graft", "prune/graft")):
+            g[key] = num(r"by type per node:.*?\b%s ([\d.]+)" % re.escape(label), block)
+        # The benchmark prints -1 when no add was timed.
+        m = re.search(r"visible at every live node: median (-?[\d.]+), p90 (-?[\d.]+), max "
+                      r"(-?[\d.]+)", block)
+        for i, key in enumerate(("add_median", "add_p90", "add_max")):
+            v = float(m.group(i + 1)) if m else None
+            g[key] = v if v is not None and v >= 0 else None
+        m = re.search(r"\((\d+) of (\d+) converged\)", block)
+        g["adds_converged"], g["adds"] = (int(m.group(1)), int(m.group(2))) if m else (None, None)
+        m = re.search(r"settled after churn: (\w+)", block)
+        g["settled"] = m.group(1) if m else None
+        m = re.search(r"false negatives: (\d+) of (\d+) sampled.*? at (\d+) live nodes", block)
+        g["false_neg"], g["checks"], g["live"] = (
+            [int(x) for x in m.groups()] if m else (None, None, None))
+        g["wall_s"] = num(r"wall time ([\d.]+) s", block)
+        large.append(g)
+    return small, large
 
 
 def parse_classic(text):
@@ -200,7 +324,7 @@ def machine(raw, build_type, compiler):
     osname = sh(". /etc/os-release && echo $PRETTY_NAME")
     virt = sh("lscpu | sed -n 's/^Hypervisor vendor: *//p'")
     thp = sh("cat /sys/kernel/mm/transparent_hugepage/enabled")
-    commit = read(raw, "commit").strip() or sh(
+    commit = read(raw, "commit", required=False).strip() or sh(
         "git -C '%s' rev-parse --short HEAD" % os.path.dirname(os.path.abspath(__file__)))
     return [
         "CPU: %s, %s cores online%s" % (cpu, os.cpu_count(),
@@ -212,8 +336,8 @@ def machine(raw, build_type, compiler):
         "source: commit %s; report generated %s UTC; load average (1 min) at the build's "
         "start %s, after the last benchmark %s"
         % (commit, datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M"),
-           read(raw, "load-start").strip() or "n/a",
-           read(raw, "load-end").strip() or "%.1f" % os.getloadavg()[0]),
+           read(raw, "load-start", required=False).strip() or "n/a",
+           read(raw, "load-end", required=False).strip() or "%.1f" % os.getloadavg()[0]),
     ]
 
 
@@ -320,35 +444,90 @@ def section_who_has(wh, pi):
     return out
 
 
+SOCKET_P50_BELOW = "one unpipelined Redis GETBIT round trip"
+SOCKET_BATCHED_MIN = 5e6  # keys/s
+SOCKET_OVER_REDIS = 10.0  # x Redis's pipelined keys/s for one k = 7 filter
+
+
 def section_control(ctl, rd):
-    out = ["## 3. who-has through the control endpoint, next to a shared Redis bitmap", ""]
-    pct = sorted((k for k in ctl if re.fullmatch(r"p[\d.]+", k)), key=lambda k: float(k[1:]))
-    lat = ", ".join("%s %s us" % (k, fmt(ctl[k])) for k in pct) or "n/a"
-    out.append("| design | one key per request | batched / pipelined keys/s |")
-    out.append("|---|---|---:|")
-    out.append("| peerbloom control endpoint (`peerbloom bench`, daemon holding 1e6 URLs) | %s | "
-               "%s (batches of %s keys) |" % (lat, fmt(ctl.get("batch_keys_s"), "%.0f"),
-                                             fmt(ctl.get("batch_size"), "%.0f")))
+    out = ["## 3. who-has through the who-has socket and the control endpoint, next to a "
+           "shared Redis bitmap", ""]
+    expect("control_bench.sh", ctl, CONTROL_FIGURES)
+    expect("redis_bitmap_bench.sh", rd, ["getbit_rtt_p50", "single_1_p50", "single_16_p50",
+                                         "pipelined_keys_per_s_1", "pipelined_keys_per_s_16"])
+
+    def us(v):
+        return fmt(v) + " us" if v is not None else "n/a"
+
+    def lat(prefix):
+        return " | ".join(us(ctl.get(prefix + q)) for q in ("p50", "p99", "p999"))
+
+    keys = ctl.get("keys")
+    out.append("| design (control_bench.sh, daemon holding %s URLs) | one key per request: p50 "
+               "| p99 | p99.9 | batched / pipelined keys/s |" % fmt(keys, "%.0f"))
+    out.append("|---|---:|---:|---:|---:|")
+    out.append("| peerbloom who-has socket (unix socket, `who_has_socket`) | %s | %s |"
+               % (lat("socket_single_"), fmt(ctl.get("socket_batched_keys_per_s"), "%.0f")))
+    out.append("| peerbloom control endpoint (ZeroMQ) | %s | %s |"
+               % (lat("zmq_single_"), fmt(ctl.get("zmq_batched_keys_per_s"), "%.0f")))
+    out.append("| Redis: one GETBIT, unpipelined round trip; pipelined: one k=7 filter (7 GETBITs "
+               "per key) | %s | %s |"
+               % (lat("redis_getbit_"), fmt(ctl.get("redis_pipelined_keys_per_s_1"), "%.0f")))
+    out.append("| Redis: pipelined, 16 per-peer k=7 filters (112 GETBITs per key) | | | | %s |"
+               % fmt(ctl.get("redis_pipelined_keys_per_s_16"), "%.0f"))
+    out.append("")
+
+    sock_p50, redis_p50 = ctl.get("socket_single_p50"), ctl.get("redis_getbit_p50")
+    batched, redis_1 = ctl.get("socket_batched_keys_per_s"), ctl.get("redis_pipelined_keys_per_s_1")
+    over = ratio(batched, redis_1)
+    out += ["| target | measured | met |", "|---|---|---|"]
+    out.append("| who-has socket, one key per request: p50 below %s (the same run, in turn) | "
+               "%s against %s | %s |"
+               % (SOCKET_P50_BELOW, us(sock_p50), us(redis_p50),
+                  met(None if sock_p50 is None or redis_p50 is None else sock_p50 < redis_p50)))
+    out.append("| who-has socket, batched: >= %.0f M keys/s | %s M keys/s | %s |"
+               % (SOCKET_BATCHED_MIN / 1e6, fmt(None if batched is None else batched / 1e6,
+                                                 "%.2f"),
+                  met(None if batched is None else batched >= SOCKET_BATCHED_MIN)))
+    out.append("| who-has socket, batched: >= %.0f x Redis pipelined for one k=7 filter, the same "
+               "keys | %s x (%s against %s keys/s) | %s |"
+               % (SOCKET_OVER_REDIS, fmt(over), fmt(batched, "%.0f"), fmt(redis_1, "%.0f"),
+                  met(None if over is None else over >= SOCKET_OVER_REDIS)))
+    out.append("")
+    out.append("control_bench.sh: one daemon on 127.0.0.1 holding the URLs http://bench.example/0 "
+               "..., Debian's redis-server on 127.0.0.1 (no persistence, one connection) holding "
+               "the same URLs' k = 7 probes in a bit string. Single keys: %s requests in %s "
+               "rounds, the who-has socket, the control endpoint and Redis GETBIT in turn; each "
+               "figure is the median over the rounds of that round's percentile. Batched: %s "
+               "URLs per request, median of %s requests (`peerbloom bench`; client busy poll "
+               "%s us); Redis pipelined with 1000 GETBITs in flight, keys/s = GETBITs/s / 7 "
+               "(%s GETBITs/s). Adding the URLs through `peerbloom add -` took %s ms."
+               % (fmt(ctl.get("single_requests"), "%.0f"), fmt(ctl.get("rounds"), "%.0f"),
+                  fmt(ctl.get("batch_size"), "%.0f"), fmt(ctl.get("batches"), "%.0f"),
+                  fmt(ctl.get("busy_poll_us"), "%.0f"),
+                  fmt(ctl.get("redis_pipelined_getbits_per_s"), "%.0f"),
+                  fmt(ctl.get("added_ms"), "%.0f")))
+    out.append("")
 
     def q(prefix):
-        return ", ".join("%s %s us" % (lab, fmt(rd.get(prefix + suf)))
-                         for lab, suf in (("p50", "_p50"), ("p99", "_p99"), ("p99.9", "_p999")))
+        return " | ".join(us(rd.get(prefix + suf)) for suf in ("_p50", "_p99", "_p999"))
 
-    out.append("| Redis: one GETBIT, unpipelined round trip | %s | %s GETBITs/s pipelined |"
+    out.append("| shared Redis bitmap (redis_bitmap_bench.sh, its own step) | one key: p50 | p99 "
+               "| p99.9 | pipelined |")
+    out.append("|---|---:|---:|---:|---:|")
+    out.append("| one GETBIT, unpipelined round trip | %s | %s GETBITs/s |"
                % (q("getbit_rtt"), fmt(rd.get("pipelined_getbits_per_s_1"), "%.0f")))
-    out.append("| Redis: one k=7 filter (7 GETBITs per key, sent together) | %s | %s |"
+    out.append("| one k=7 filter (7 GETBITs per key, sent together) | %s | %s keys/s |"
                % (q("single_1"), fmt(rd.get("pipelined_keys_per_s_1"), "%.0f")))
-    out.append("| Redis: 16 per-peer k=7 filters (112 GETBITs per key) | %s | %s |"
+    out.append("| 16 per-peer k=7 filters (112 GETBITs per key) | %s | %s keys/s |"
                % (q("single_16"), fmt(rd.get("pipelined_keys_per_s_16"), "%.0f")))
     out.append("")
-    out.append("Both sides on 127.0.0.1, the same machine and run, the same URLs "
-               "(http://bench.example/0 ...). redis-server %s from Debian, no persistence, one "
-               "connection; pipelined runs of 1000 keys' GETBITs written at once (%s GETBITs/s "
-               "with 16 filters). A pipelined Bloom lookup sends all k GETBITs of every filter; "
-               "one round trip per GETBIT instead would cost about k x the round trip per "
-               "filter. Adding 1e6 URLs through `peerbloom add -` took %s ms."
-               % (rd.get("version", "?"), fmt(rd.get("pipelined_getbits_per_s_16"), "%.0f"),
-                  fmt(ctl.get("added_ms"), "%.0f")))
+    out.append("redis_bitmap_bench.sh: redis-server %s, its own server at a random free port, "
+               "the same URLs; pipelined runs of 1000 keys' GETBITs written at once (%s "
+               "GETBITs/s with 16 filters). A pipelined Bloom lookup sends all k GETBITs of "
+               "every filter; one round trip per GETBIT instead would cost about k x the round "
+               "trip per filter."
+               % (rd.get("version", "?"), fmt(rd.get("pipelined_getbits_per_s_16"), "%.0f")))
     out.append("")
     return out
 
@@ -440,13 +619,22 @@ def section_delta(profiles):
     return out
 
 
-def section_gossip(gs):
+ADD_MEDIAN_MAX = 1.0  # gossip intervals until an add is visible at every live node
+ADD_MAX_MAX = 3.0
+BUSIEST_OVER_MEDIAN_MAX = 2.0
+
+
+def section_gossip(small, large):
     out = ["## 6. Gossip convergence and bytes (simulated cluster)", ""]
+    if not small and not large:
+        warn("gossip_sim_bench: no cluster found")
+    for g in small:
+        expect("gossip_sim_bench, %d nodes" % g["nodes"], g)
     out.append("| nodes | keys/node | join (s simulated) | bytes/s per node: median / mean / max "
                "| of which deltas / digests / full | add visible everywhere: median / max "
                "(gossip intervals) | false negatives | wall s |")
     out.append("|---:|---:|---:|---|---|---|---:|---:|")
-    for g in gs:
+    for g in small:
         out.append("| %d | %d | %s | %s / %s / %s | %s / %s / %s | %s / %s | %s | %s |"
                    % (g["nodes"], g["keys"], fmt(g["join_s"]), fmt(g["bytes_median"], "%.0f"),
                       fmt(g["bytes_mean"], "%.0f"), fmt(g["bytes_max"], "%.0f"),
@@ -458,12 +646,72 @@ def section_gossip(gs):
     out.append("gossip_sim_bench: GossipEngines on an in-memory network (2 ms latency, fake "
                "clock, 1 s gossip interval, fanout 4), 1 % churn per minute per node.")
     out.append("")
+    if not large:
+        warn("gossip_sim_bench: no large cluster under churn and loss found")
+        return out + ["Large cluster under churn and loss: not measured", ""]
+    for g in large:
+        expect("gossip_sim_bench, large cluster of %d nodes" % g["nodes"], g)
+    out.append("| large cluster: nodes (seeds) | keys/node | frames lost | churn: failures / "
+               "restarts / joins | join (s simulated) | bytes/s per node: median / p99 / max | "
+               "busiest / median: node, seed | of which deltas / digests / full / prune+graft | "
+               "add visible at every live node: median / p90 / max (gossip intervals) | adds "
+               "converged | settled | false negatives / checks | wall s |")
+    out.append("|---:|---:|---:|---|---:|---|---|---|---|---|---|---|---:|")
+    for g in large:
+        out.append("| %d (%d) | %s | %s %% | %s / %s / %s | %s | %s / %s / %s | %s (%s), %s | "
+                   "%s / %s / %s / %s | %s / %s / %s | %s of %s | %s | %s / %s | %s |"
+                   % (g["nodes"], g["seeds"], fmt(g["keys"], "%.0f"), fmt(g["loss_pct"], "%.0f"),
+                      fmt(g["failures"], "%d"), fmt(g["restarts"], "%d"), fmt(g["joins"], "%d"),
+                      fmt(g["join_s"]), fmt(g["bytes_median"], "%.0f"),
+                      fmt(g["bytes_p99"], "%.0f"), fmt(g["bytes_max"], "%.0f"),
+                      fmt(g["busiest_over_median"], "%.2f"), g["busiest"] or "n/a",
+                      fmt(g["seed_over_median"], "%.2f"), fmt(g["deltas"], "%.0f"),
+                      fmt(g["digests"], "%.0f"), fmt(g["full"], "%.0f"),
+                      fmt(g["prune_graft"], "%.0f"), fmt(g["add_median"], "%.2f"),
+                      fmt(g["add_p90"], "%.2f"), fmt(g["add_max"], "%.2f"),
+                      fmt(g["adds_converged"], "%d"), fmt(g["adds"], "%d"),
+                      g["settled"] or "n/a", fmt(g["false_neg"], "%d"), fmt(g["checks"], "%d"),
+                      fmt(g["wall_s"])))
+    out.append("")
+    out += ["| target (large cluster) | measured | met |", "|---|---|---|"]
+    for g in large:
+        med, top, busy = g["add_median"], g["add_max"], g["busiest_over_median"]
+        out.append("| %d nodes: an add visible at every live node within a median of %.0f "
+                   "gossip interval | median %s | %s |"
+                   % (g["nodes"], ADD_MEDIAN_MAX, fmt(med, "%.2f"),
+                      met(None if med is None else med <= ADD_MEDIAN_MAX)))
+        out.append("| %d nodes: ... and at most %.0f gossip intervals | max %s | %s |"
+                   % (g["nodes"], ADD_MAX_MAX, fmt(top, "%.2f"),
+                      met(None if top is None else top <= ADD_MAX_MAX)))
+        out.append("| %d nodes: the busiest node's bytes/s (seeds included) <= %.0f x the "
+                   "median node's | %s x (%s; median %s bytes/s) | %s |"
+                   % (g["nodes"], BUSIEST_OVER_MEDIAN_MAX, fmt(busy, "%.2f"),
+                      g["busiest"] or "n/a", fmt(g["bytes_median"], "%.0f"),
+                      met(None if busy is None else busy <= BUSIEST_OVER_MEDIAN_MAX)))
+    out.append("")
+    g = large[0]
+    out.append("The large cluster (tests/unit/gossip/large_sim.h): %d nodes in all (those "
+               "that join under churn included), every one listing the same %d seeds; %s %% of "
+               "frames lost; a failure, a restart in a new epoch or a join every %s s; one key "
+               "replaced per node every %s s. bytes/s per node over %s s: median, p99 and max "
+               "of the %s non-seed nodes up throughout (seeds apart: median %s, max %s); the "
+               "busiest node, seeds included, over that median. An add is timed until every "
+               "node live when it was published (and still live) lists it. The benchmark "
+               "fails when the cluster does not settle, an add does not converge or a false "
+               "negative is found (%s live nodes at the end)."
+               % (g["nodes"], g["seeds"], fmt(g["loss_pct"], "%.0f"),
+                  fmt(g["churn_every_s"]), fmt(g["replace_every_s"], "%.0f"),
+                  fmt(g["measure_s"], "%.0f"), fmt(g["steady_nodes"], "%.0f"),
+                  fmt(g["seed_median"], "%.0f"), fmt(g["seed_max"], "%.0f"),
+                  fmt(g["live"], "%d")))
+    out.append("")
     return out
 
 
 def section_classic(cl, out_dir):
     out = ["## 7. Classic string hashes against peerbloom's keyed hash: measured FPR", ""]
     if not cl:
+        warn("classic_hash_fpr_bench: no row found")
         return out + ["not measured", ""]
     sizes = sorted({r["m"] for r in cl}, reverse=True)
     names = [r["hash"] for r in cl if r["m"] == sizes[0]]
@@ -486,6 +734,12 @@ def section_classic(cl, out_dir):
     out.append("| theory (1 - e^(-kn/m))^k | %s |" % theory + " |" * (3 * len(sizes) - 1))
     out.append("")
     r0 = cl[0]
+    # The probes, from a row's standard error sqrt(p (1 - p) / probes), to two digits.
+    r1 = max(cl, key=lambda r: r["fpr"])
+    probes = r1["fpr"] * (1 - r1["fpr"]) / r1["stderr"] ** 2 if r1["stderr"] else None
+    if probes:
+        e = int(math.floor(math.log10(probes)))
+        probes = "%ge%d" % (round(probes / 10 ** (e - 1)) / 10, e)
     out.append("n = %d URLs added, k = %d, the same for every hash; FPR over %s never-added URLs "
                "(+- one standard error). String hashes: position i = H(salt_i || URL) mod m; "
                "CRC32+draws: CRC-32 seeds a Park-Miller generator, k draws mod m; CRC32+double: "
@@ -494,7 +748,7 @@ def section_classic(cl, out_dir):
                "(the string hashes hash the URL k times; peerbloom: the one 128-bit hash). URLs: "
                "numbered objects on one origin, CDN assets, dated article pages "
                "(bench/classic_hash_fpr_bench.cc)."
-               % (r0["n"], r0["k"], "1e6" if r0["stderr"] else "?"))
+               % (r0["n"], r0["k"], probes or "?"))
     out.append("")
     out.append("![classic hashes FPR](bench-classic-hash-fpr.png)")
     out.append("")
@@ -549,10 +803,83 @@ def plot_ops(core, dram, huge, out_dir):
     plt.close(fig)
 
 
+def guarded(title, section, *args):
+    """section(*args), or when it raises, its traceback on stderr and a line saying so in the
+    report: one broken parser or section does not cost the others."""
+    try:
+        return section(*args)
+    except Exception:  # noqa: BLE001 - any failure of one section
+        traceback.print_exc()
+        FAILED.append(title)
+        return ["## " + title, "", "not reported: scripts/bench_report.py failed on this section "
+                "(its traceback went to stderr)", ""]
+
+
+def parsed(what, parser, text, empty):
+    """parser(text), or `empty` with its traceback on stderr when it raises."""
+    try:
+        return parser(text)
+    except Exception:  # noqa: BLE001 - any failure of one parser
+        traceback.print_exc()
+        FAILED.append(what)
+        return empty
+
+
+def check_core(core):
+    ns_list = sorted({n for (k, p, n) in core if p in PROFILES})
+    for key in ("dram_load_4k_pages", "dram_load_huge_pages", "hash16"):
+        if not any(k == key for (k, _, _) in core):
+            warn("core_ops_bench: '%s' not found (n/a)" % key)
+    if not ns_list:
+        warn("core_ops_bench: no filter operation found")
+    for n in ns_list:
+        for p in PROFILES:
+            for key in ("cbf_add", "cbf_remove", "cbf_may_contain_present",
+                        "cbf_may_contain_absent", "cbf_may_contain_batch_absent",
+                        "summary_build", "summary_fold", "summary_encode", "summary_decode"):
+                if (key, p, n) not in core:
+                    warn("core_ops_bench: '%s' for %s n=%d not found (n/a)" % (key, p, n))
+
+
+def check_summary(profiles, sweeps):
+    for p in PROFILES:
+        if p not in profiles:
+            warn("summary_bench: profile %s not found" % p)
+        else:
+            expect("summary_bench, %s" % p, profiles[p])
+    for p in ("wire-lean", "balanced"):
+        if not sweeps.get(p):
+            warn("summary_bench: the %s sweep not found" % p)
+
+
+def ops_section(core, out_dir):
+    ops, dram, huge = section_ops(core)
+    plot_ops(core, dram, huge, out_dir)
+    return ops + ["", "![filter operations](bench-filter-ops.png)", ""]
+
+
+def who_has_section(wh, pi):
+    expect("who_has_bench", wh)
+    if not pi:
+        warn("peer_index_bench: no profile found")
+    for name, r in pi.items():
+        expect("peer_index_bench, %s" % name, r)
+    return section_who_has(wh, pi)
+
+
+def guard(title, section):
+    return lambda *args: guarded(title, section, *args)
+
+
+section_sweep = guard("4. Wire bits per key", section_sweep)
+
+
 def main():
     raw, out_dir, elapsed = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    core = parse_core(read(raw, "core_ops"))
-    profiles, sweeps = parse_summary(read(raw, "summary"))
+    core = parsed("core_ops_bench", parse_core, read(raw, "core_ops"), {})
+    check_core(core)
+    profiles, sweeps = parsed("summary_bench", parse_summary, read(raw, "summary"), ({}, {}))
+    check_summary(profiles, sweeps)
     build_type = cmake_cache(raw, "CMAKE_BUILD_TYPE")
     compiler = sh("'%s' --version | head -1" % cmake_cache(raw, "CMAKE_CXX_COMPILER"))
     lines = ["# Benchmark report", ""]
@@ -572,21 +899,31 @@ def main():
                  % (elapsed, ", ".join("%s %s s" % (label, fmt(seconds(raw, s), "%d"))
                                        for s, label in steps)))
     lines.append("")
-    ops, dram, huge = section_ops(core)
-    lines += ops + ["", "![filter operations](bench-filter-ops.png)", ""]
-    plot_ops(core, dram, huge, out_dir)
-    lines += section_who_has(parse_who_has(read(raw, "who_has")),
-                             parse_peer_index(read(raw, "peer_index")))
-    lines += section_control(parse_control(read(raw, "control")), parse_redis(read(raw, "redis")))
+    lines += guarded("1. Counting filter and summary operations", ops_section, core, out_dir)
+    lines += guarded("2. who-has in-process",
+                     lambda: who_has_section(parse_who_has(read(raw, "who_has")),
+                                             parse_peer_index(read(raw, "peer_index"))))
+    lines += guarded("3. who-has through the who-has socket and the control endpoint",
+                     lambda: section_control(parse_control(read(raw, "control")),
+                                             parse_redis(read(raw, "redis"))))
     absent = num(r"over (\d+) absent keys", read(raw, "summary"))
     lines += section_sweep(sweeps, int(absent) if absent else None, out_dir)
-    lines += section_delta(profiles)
-    lines += section_gossip(parse_gossip(read(raw, "gossip")))
-    lines += section_classic(parse_classic(read(raw, "classic_hash")), out_dir)
+    lines += guarded("5. Delta bytes per changed key", section_delta, profiles)
+    lines += guarded("6. Gossip convergence and bytes",
+                     lambda: section_gossip(*parse_gossip(read(raw, "gossip"))))
+    lines += guarded("7. Classic string hashes",
+                     lambda: section_classic(parse_classic(read(raw, "classic_hash")), out_dir))
     text = "\n".join(lines).rstrip() + "\n"
     with open(os.path.join(out_dir, "bench.md"), "w") as f:
         f.write(text)
     sys.stdout.write(text)
+    if WARNINGS:
+        sys.stderr.write("bench_report: %d warnings above: those figures show as n/a\n"
+                         % len(WARNINGS))
+    if FAILED:
+        sys.stderr.write("bench_report: error: not reported (tracebacks above): %s\n"
+                         % "; ".join(FAILED))
+        sys.exit(1)
 
 
 if __name__ == "__main__":
