@@ -19,8 +19,13 @@ Dissemination::Dissemination(const GossipOptions& options, const Membership& mem
       stats_(stats),
       sigs_(sigs) {}
 
+// Heartbeat digests in which an entry carries the epoch certificate after the epoch changed:
+// a peer that lost one copy gets another, and complete digests carry it always.
+constexpr int kCertRounds = 8;
+
 void Dissemination::OnNewEpoch(const std::string& id) {
   summaries_->ForgetDeltas(id);
+  cert_rounds_[id] = kCertRounds;
   OriginState* st = MutableState(id);
   if (st == nullptr) return;
   st->full_requested_ms = kNeverMs;
@@ -35,6 +40,7 @@ void Dissemination::OnNewEpoch(const std::string& id) {
 void Dissemination::Forget(const std::string& id) {
   summaries_->Erase(id);
   state_.erase(id);
+  cert_rounds_.erase(id);
 }
 
 const OriginState* Dissemination::Find(std::string_view id) const {
@@ -56,7 +62,8 @@ bool Dissemination::HoldsCurrent(const Member& m) const {
   return summaries_->HoldsEpoch(m.id, m.epoch);
 }
 
-DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t now_ms) const {
+DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t now_ms,
+                                   bool with_summary) const {
   DigestEntry e;
   e.origin = m.id;
   e.epoch = m.epoch;
@@ -64,7 +71,7 @@ DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t n
   e.alive = members_.Alive(m, now_ms);
   // A stand-in is not announced: the entry's epoch is the member's, and peers must not take
   // the old epoch's version for one of the new.
-  e.has_summary = HoldsCurrent(m);
+  e.has_summary = with_summary && HoldsCurrent(m);
   e.version = e.has_summary ? HeldVersion(m.id) : 0;
   e.filter_digest = e.has_summary ? summaries_->digest(m.id) : 0;
   e.has_contact = with_contact && !m.endpoint.empty();
@@ -72,7 +79,8 @@ DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t n
     e.endpoint = m.endpoint;
     e.public_key = m.public_key;
   }
-  e.epoch_cert = sigs_->EpochCert(m.id, m.epoch);
+  // 65 bytes an entry: sent while the epoch is new, and in complete digests.
+  if (with_contact || cert_rounds_.count(m.id) != 0) e.epoch_cert = sigs_->EpochCert(m.id, m.epoch);
   return e;
 }
 
@@ -134,7 +142,11 @@ void Dissemination::RequestAnnounced(const DigestBody& digest, const Member& sen
 void Dissemination::NoteAnnounced(const Member& m, const DigestEntry& e, const Member& sender,
                                   int64_t now_ms) {
   OriginState& st = state_[m.id];
-  if (e.version <= st.announced_version && st.announced_ms != kNeverMs) return;
+  if (e.version < st.announced_version && st.announced_ms != kNeverMs) return;
+  if (e.version == st.announced_version && st.announced_ms != kNeverMs) {
+    st.announced_by = sender.id;  // a retry goes to the latest announcer
+    return;
+  }
   if (st.announced_ms == kNeverMs) st.announced_ms = now_ms;
   next_repair_ms_ = std::min(next_repair_ms_, st.announced_ms + RepairGraceMs());
   st.announced_version = e.version;
@@ -245,9 +257,12 @@ bool Dissemination::ServeDeltas(const Member& to, const FullRequest& q) {
 void Dissemination::WantFull(const Member& m, std::vector<FullRequest>* requests, int64_t now_ms,
                              bool bits_trusted) {
   OriginState& st = state_[m.id];
-  if (now_ms - st.full_requested_ms < 2 * gossip_interval_ms_) return;
-  st.full_requested_ms = now_ms;
   const uint64_t have = HoldsCurrent(m) && bits_trusted ? HeldVersion(m.id) : 0;
+  // Missing deltas are cheap to ask for again soon; a full summary is asked for at most once
+  // per two intervals.
+  const int64_t window = have > 0 ? RepairRetryMs() : 2 * gossip_interval_ms_;
+  if (now_ms - st.full_requested_ms < window) return;
+  st.full_requested_ms = now_ms;
   requests->push_back(FullRequest{m.id, m.epoch, have});
 }
 

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/util/string_hash.h"
 #include "lib/gossip/local_node.h"
 #include "lib/gossip/membership.h"
 #include "lib/gossip/origin_sigs.h"
@@ -41,8 +42,8 @@ struct OriginState {
   int64_t announced_ms = kNeverMs;
   // Relay trees, one per origin: origins whose deltas it asked us not to push on this link,
   // origins we asked it not to push, and our prunes not yet sent.
-  std::set<std::string, std::less<>> no_push;
-  std::set<std::string, std::less<>> pruned_here;
+  StringSet no_push;
+  StringSet pruned_here;
   std::vector<std::string> prune_pending;
 };
 
@@ -94,9 +95,14 @@ class Dissemination {
   int64_t NextRepairMs() const { return next_repair_ms_; }
   // This node's pending update to its delta links (or a full summary to every link).
   void SendOwnUpdates(int64_t now_ms);
-  // Entries that changed since the last round, on the links this node chose.
+  // Entries that changed since the last round, on every link (chosen, and inbound links that
+  // carry deltas).
   void SendHeartbeats(bool self_fresh, const std::vector<std::pair<const Member*, bool>>& fresh,
                       int64_t now_ms);
+  // The versions taken since the last announcement, on the same links: between rounds, every
+  // announce_interval, so that a node whose copy of a delta was lost hears of it promptly.
+  void SendAnnouncements(int64_t now_ms);
+  bool AnnouncementsPending() const { return self_advanced_ || !advanced_.empty(); }
   // Prunes noted while handling frames, one frame per link.
   void SendPrunes();
   // A restarted member that fell silent before its new summary came: its stand-in goes.
@@ -105,7 +111,11 @@ class Dissemination {
   const OriginState* Find(std::string_view id) const;
 
  private:
-  DigestEntry EntryOf(const Member& m, bool with_contact, int64_t now_ms) const;
+  // with_summary: the held version and FilterDigest (a heartbeat alone leaves them out).
+  DigestEntry EntryOf(const Member& m, bool with_contact, int64_t now_ms,
+                      bool with_summary = true) const;
+  // The links digests between rounds go on.
+  void SendToLinks(const DigestBody& body, int64_t now_ms);
   void NoteAnnounced(const Member& m, const DigestEntry& e, const Member& sender, int64_t now_ms);
   void NoteDuplicate(const Member& sender, const Member& origin);
   bool Pushes(const LinkTarget& t, std::string_view origin) const;
@@ -124,6 +134,8 @@ class Dissemination {
   void SendFull(const Member& to, const std::string& origin, const std::string& codec_bytes);
   OriginState* MutableState(std::string_view id);
   int64_t RepairGraceMs() const { return std::max<int64_t>(1, gossip_interval_ms_ / 10); }
+  // A repair request not answered by then is sent again (to the latest announcer).
+  int64_t RepairRetryMs() const { return std::max<int64_t>(1, gossip_interval_ms_ / 4); }
   uint64_t HeldVersion(std::string_view id) const;
 
   const std::string node_id_;
@@ -134,13 +146,16 @@ class Dissemination {
   Outbox* const outbox_;
   GossipStats* const stats_;
   const OriginSigs* const sigs_;
-  std::map<std::string, OriginState, std::less<>> state_;
+  StringMap<OriginState> state_;
   std::set<std::string> push_links_;  // member ids of the delta links at the last round
   // Origins whose held version advanced since the last round (and this node's own): the next
   // heartbeat digest announces them, so a node whose copy of the delta was lost repairs it
   // within about an interval instead of waiting for the origin's next heartbeat.
-  std::set<std::string, std::less<>> advanced_;
+  StringSet advanced_;
   bool self_advanced_ = false;
+  // Members whose epoch changed lately: their entries carry the epoch certificate for this
+  // many more heartbeat digests (complete digests always carry it).
+  StringMap<int> cert_rounds_;
   int64_t next_repair_ms_ = INT64_MAX;
 };
 

@@ -13,6 +13,7 @@
 #ifndef PEERBLOOM_LIB_GOSSIP_ENGINE_H_
 #define PEERBLOOM_LIB_GOSSIP_ENGINE_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -95,6 +96,7 @@ class GossipEngine::Impl {
                       int64_t now_ms);
 
   PeerInfo MemberInfo(const Member& m, int64_t now_ms) const;
+  int64_t AnnounceMs() const { return std::max<int64_t>(1, opt_.gossip_interval_ms / 10); }
 
   const GossipOptions opt_;
   const int64_t heartbeat_interval_ms_;
@@ -102,6 +104,7 @@ class GossipEngine::Impl {
   int64_t next_round_ms_ = 0;
   int64_t next_heartbeat_ms_ = 0;
   int64_t next_anti_entropy_ms_ = 0;
+  int64_t next_announce_ms_ = 0;  // versions taken between rounds, every tenth of an interval
   GossipStats stats_;
   OriginSigs sigs_;
   std::string last_bad_cert_;  // skips re-verifying a refused certificate digest after digest

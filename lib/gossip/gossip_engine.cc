@@ -83,11 +83,10 @@ PeerInfo GossipEngine::Impl::MemberInfo(const Member& m, int64_t now_ms) const {
 std::vector<PeerInfo> GossipEngine::Impl::Peers(int64_t now_ms) const {
   std::vector<PeerInfo> out;
   for (const auto& [id, m] : membership_.members()) out.push_back(MemberInfo(m, now_ms));
-  if (!imports_.empty()) {
-    imports_.AddPeers(now_ms, &out);
-    std::sort(out.begin(), out.end(),
-              [](const PeerInfo& a, const PeerInfo& b) { return a.node_id < b.node_id; });
-  }
+  if (!imports_.empty()) imports_.AddPeers(now_ms, &out);
+  // In node id order, whatever order the member table keeps.
+  std::sort(out.begin(), out.end(),
+            [](const PeerInfo& a, const PeerInfo& b) { return a.node_id < b.node_id; });
   return out;
 }
 

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/util/string_hash.h"
 #include "lib/gossip/outbox.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/hash.h"
@@ -60,7 +61,7 @@ struct SeedState {
 
 class Membership {
  public:
-  using MemberMap = std::map<std::string, Member, std::less<>>;
+  using MemberMap = StringMap<Member>;
   // Called with a member's id when its epoch advances (it restarted): what described the old
   // incarnation's versions and links is void.
   using EpochListener = std::function<void(const std::string& id)>;
@@ -161,12 +162,12 @@ class Membership {
   int64_t next_shuffle_ms_ = 0;
   MemberMap members_;
   // Ids of members chosen or with an inbound link, some perhaps lapsed (pruned each round).
-  std::set<std::string, std::less<>> maybe_linked_;
+  StringSet maybe_linked_;
   std::vector<SeedState> seeds_;
   const bool listed_only_;
   const int64_t max_skew_ms_;
   const int64_t heartbeat_ms_;
-  std::map<std::string, ListedNode, std::less<>> listed_;
+  StringMap<ListedNode> listed_;
   std::vector<std::string> moved_from_;
   bool wall_known_ = false;
   int64_t wall_offset_ms_ = 0;

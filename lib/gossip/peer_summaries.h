@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/util/string_hash.h"
 #include "lib/gossip/delta_cache.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/peer_index.h"
@@ -97,7 +98,7 @@ class PeerSummaries {
   const size_t encoded_cache_bytes_;
   PeerIndex index_;
   std::vector<std::string> slot_owner_;  // PeerIndex slot -> member or import id
-  std::map<std::string, HeldSummary, std::less<>> held_;
+  StringMap<HeldSummary> held_;
   size_t encoded_bytes_ = 0;  // sum of the held summaries' `encoded`
 };
 

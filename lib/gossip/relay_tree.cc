@@ -110,8 +110,8 @@ void Dissemination::Repair(int64_t now_ms) {
       next_repair_ms_ = std::min(next_repair_ms_, st.announced_ms + grace);
       continue;
     }
-    st.announced_ms = now_ms + gossip_interval_ms_ - grace;  // retried an interval later
-    next_repair_ms_ = std::min(next_repair_ms_, now_ms + gossip_interval_ms_);
+    st.announced_ms = now_ms + RepairRetryMs() - grace;  // retried unless it comes
+    next_repair_ms_ = std::min(next_repair_ms_, now_ms + RepairRetryMs());
     const Member* m = members_.Find(id);
     const Member* announcer = members_.Find(st.announced_by);
     if (m == nullptr || announcer == nullptr || announcer->endpoint.empty() ||
@@ -142,25 +142,43 @@ void Dissemination::SendOwnUpdates(int64_t now_ms) {
   self_advanced_ = true;
 }
 
-// Only on links this node chose: a seed with hundreds of inbound links does not send each of
-// them every heartbeat; they hear it through their own choices and anti-entropy.
+// On every link: a node that no other node chose hears heartbeats and versions too. An entry
+// whose only news is its heartbeat leaves the version out (the version entries of the members
+// that advanced say it); a member's contact and epoch certificate go only when they changed.
 void Dissemination::SendHeartbeats(bool self_fresh,
                                    const std::vector<std::pair<const Member*, bool>>& fresh,
                                    int64_t now_ms) {
   DigestBody body;
   if (self_fresh || std::exchange(self_advanced_, false)) body.entries.push_back(self_->Entry());
   for (const auto& [m, with_contact] : fresh) {
-    body.entries.push_back(EntryOf(*m, with_contact, now_ms));
-    advanced_.erase(m->id);
+    const bool advanced = advanced_.erase(m->id) != 0;
+    body.entries.push_back(EntryOf(*m, with_contact, now_ms, advanced || with_contact));
   }
   for (const std::string& id : advanced_) {
     const Member* m = members_.Find(id);
     if (m != nullptr) body.entries.push_back(EntryOf(*m, false, now_ms));
   }
   advanced_.clear();
-  if (body.entries.empty()) return;
+  for (auto it = cert_rounds_.begin(); it != cert_rounds_.end();) {
+    it = --it->second <= 0 ? cert_rounds_.erase(it) : std::next(it);
+  }
+  if (!body.entries.empty()) SendToLinks(body, now_ms);
+}
+
+void Dissemination::SendAnnouncements(int64_t now_ms) {
+  DigestBody body;
+  if (std::exchange(self_advanced_, false)) body.entries.push_back(self_->Entry());
+  for (const std::string& id : advanced_) {
+    const Member* m = members_.Find(id);
+    if (m != nullptr) body.entries.push_back(EntryOf(*m, false, now_ms));
+  }
+  advanced_.clear();
+  if (!body.entries.empty()) SendToLinks(body, now_ms);
+}
+
+void Dissemination::SendToLinks(const DigestBody& body, int64_t now_ms) {
   for (const LinkTarget& t : members_.Targets(now_ms)) {
-    if (t.chosen) outbox_->SendDigest(t.endpoint, t.public_key, t.chosen, body);
+    if (t.chosen || t.push) outbox_->SendDigest(t.endpoint, t.public_key, t.chosen, body);
   }
 }
 

@@ -12,6 +12,7 @@ void GossipEngine::Impl::Start(int64_t now_ms) {
   next_round_ms_ = now_ms;
   next_heartbeat_ms_ = now_ms + heartbeat_interval_ms_;
   next_anti_entropy_ms_ = now_ms + opt_.anti_entropy_interval_ms;
+  next_announce_ms_ = now_ms + AnnounceMs();
   membership_.Start(now_ms);
 }
 
@@ -25,12 +26,18 @@ void GossipEngine::Impl::OnTick(int64_t now_ms) {
     AntiEntropy(now_ms);
     next_anti_entropy_ms_ = now_ms + opt_.anti_entropy_interval_ms;
   }
+  // At most one announcement per tenth of an interval; the first after a quiet spell at once.
+  if (now_ms >= next_announce_ms_ && dissemination_.AnnouncementsPending()) {
+    dissemination_.SendAnnouncements(now_ms);
+    next_announce_ms_ = now_ms + AnnounceMs();
+  }
   if (now_ms >= dissemination_.NextRepairMs()) dissemination_.Repair(now_ms);
 }
 
 int64_t GossipEngine::Impl::NextDeadline() const {
   if (!started_) return 0;
-  return std::min({next_round_ms_, next_anti_entropy_ms_, dissemination_.NextRepairMs()});
+  const int64_t announce = dissemination_.AnnouncementsPending() ? next_announce_ms_ : INT64_MAX;
+  return std::min({next_round_ms_, next_anti_entropy_ms_, announce, dissemination_.NextRepairMs()});
 }
 
 // The order matters: links are settled before anything is pushed on them, and members are
