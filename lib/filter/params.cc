@@ -121,8 +121,8 @@ Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* 
   }
   const std::vector<unsigned> multipliers =
       steps == SizeSteps::kExact ? AllSizeMultipliers() : std::vector<unsigned>{1};
-  const std::optional<FilterSize> size = SmallestSize(static_cast<double>(capacity), g.k, fpr,
-                                                      kMinLog2Bits, kMaxLog2Bits, multipliers);
+  const std::optional<FilterSize> size = SmallestSize(
+      static_cast<double>(capacity), g.k, DesignFpr(fpr), kMinLog2Bits, kMaxLog2Bits, multipliers);
   if (!size || size->bits() > (uint64_t{1} << kMaxLog2Bits)) {
     return Status::InvalidArgument(
         "capacity '" + std::to_string(capacity) + "' at false-positive rate '" + FormatRate(fpr) +
