@@ -131,7 +131,9 @@ Status Daemon::RestoreSnapshot(uint64_t* epoch) {
   if (snap.index_key_fingerprint != store_->IndexKeyFingerprint()) why = "another cluster_secret";
   if (snap.k != f.k() || snap.log2_counters != f.log2_counters() ||
       snap.size_multiplier != f.multiplier()) {
-    why = "another filter geometry (capacity, profile, target_fpr or filter_sizes changed)";
+    why =
+        "another filter geometry (capacity, profile, target_fpr, filter_sizes or the version's "
+        "sizing rule changed)";
   }
   if (!why.empty()) {
     return Status::InvalidArgument("snapshot '" + snapshot_path_ + "' was written with " + why +
