@@ -84,6 +84,7 @@ struct Geometry {
   unsigned log2_counters = 0;
   unsigned multiplier = 1;  // counters = multiplier * 2^log2_counters
   uint64_t counters() const noexcept { return uint64_t{multiplier} << log2_counters; }
+  bool operator==(const Geometry&) const = default;
 };
 
 // Which counter counts ChooseGeometry may pick.
@@ -98,6 +99,15 @@ enum class SizeSteps : uint8_t {
 // capacity 0, fpr outside (0, 0.5], or a size above 2^kMaxLog2Bits counters.
 Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out,
                       SizeSteps steps = SizeSteps::kPowerOfTwo);
+
+// The geometry versions before the design margin chose for the same inputs: the smallest
+// counter count whose formula rate at capacity is at most `fpr` itself (same k, same steps,
+// same errors as ChooseGeometry). Never larger than ChooseGeometry's, and equal to it unless
+// its own formula rate lies in (DesignFpr(fpr), fpr]. Only for recognizing a snapshot an
+// earlier version wrote, so that an upgraded node keeps its content (docs/operations.md,
+// "Snapshots"); never for sizing a new filter.
+Status ChooseLegacyGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out,
+                            SizeSteps steps = SizeSteps::kPowerOfTwo);
 
 }  // namespace peerbloom
 
