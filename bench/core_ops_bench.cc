@@ -203,8 +203,8 @@ double MedianMs(int reps, Fn&& fn) {
 }
 
 void TimeSummaryOps(const char* name, const CountingBloomFilter& f, uint64_t n, int reps) {
-  const unsigned log2 =
-      SmallestLog2Bits(static_cast<double>(n), f.k(), kTargetFpr, kMinLog2Bits, f.log2_counters());
+  const unsigned log2 = SmallestLog2Bits(static_cast<double>(n), f.k(), DesignFpr(kTargetFpr),
+                                         kMinLog2Bits, f.log2_counters());
   Summary s;
   s.origin = "bench";
   s.estimated_items = n;

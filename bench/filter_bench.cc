@@ -114,8 +114,8 @@ Loaded& Load(Profile profile, uint64_t n) {
       Loaded{profile, n, CountingBloomFilter(g.log2_counters, g.k), BloomFilter()});
   const KeySet& present = PresentKeys();
   for (uint64_t i = 0; i < n; ++i) held->filter.Add(present.hashes[i]);
-  const unsigned summary_log2 =
-      SmallestLog2Bits(static_cast<double>(n), g.k, kTargetFpr, kMinLog2Bits, g.log2_counters);
+  const unsigned summary_log2 = SmallestLog2Bits(static_cast<double>(n), g.k, DesignFpr(kTargetFpr),
+                                                 kMinLog2Bits, g.log2_counters);
   if (!held->filter.Project(summary_log2, &held->summary).ok()) std::abort();
 
   Figures fig{

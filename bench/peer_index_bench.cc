@@ -1,11 +1,12 @@
 // Who-has over 64 peers: the bit-sliced PeerIndex next to a scan of the same 64 BloomFilters
 // one peer at a time, in the same run, on the same queries.
 //
-// Each peer holds 1e6 random keys in a summary sized for a 1 % false-positive rate
-// (SmallestLog2Bits), for k = 7 (memory-lean profile at 1 %) and k = 2 (balanced). Queries
-// are half keys some peer holds, half absent keys, in random order. Timing: batches of 256
-// queries timed together, ns per query = batch time / 256, median over all batches. The run
-// fails (exit 1) if the index and the scan ever disagree or a held key is not found.
+// Each peer holds 1e6 random keys in a summary sized for a 1 % false-positive rate with the
+// design margin (SmallestLog2Bits at DesignFpr), for k = 7 (memory-lean profile at 1 %) and
+// k = 2 (balanced). Queries are half keys some peer holds, half absent keys, in random order.
+// Timing: batches of 256 queries timed together, ns per query = batch time / 256, median over
+// all batches. The run fails (exit 1) if the index and the scan ever disagree or a held key is
+// not found.
 //
 // Usage: peer_index_bench [keys_per_peer] [queries]
 #include <algorithm>
@@ -61,7 +62,8 @@ struct Result {
 };
 
 bool RunProfile(const char* name, unsigned k, uint64_t keys, size_t nqueries) {
-  const unsigned log2_bits = SmallestLog2Bits(static_cast<double>(keys), k, 0.01, 10, 32);
+  const unsigned log2_bits =
+      SmallestLog2Bits(static_cast<double>(keys), k, DesignFpr(0.01), 10, 32);
   std::vector<BloomFilter> filters;
   filters.reserve(kPeers);
   for (int p = 0; p < kPeers; ++p) {

@@ -63,7 +63,8 @@ int Run(uint64_t keys, size_t nqueries) {
   CountingBloomFilter local(10, 1);
   if (!CountingBloomFilter::Create(g.log2_counters, g.k, &local).ok()) return 1;
   for (uint64_t i = 0; i < keys; ++i) local.Add(hasher.Hash(KeyBytes(kPeers, i)));
-  const unsigned log2_bits = SmallestLog2Bits(static_cast<double>(keys), g.k, 0.01, 10, 32);
+  const unsigned log2_bits =
+      SmallestLog2Bits(static_cast<double>(keys), g.k, DesignFpr(0.01), 10, 32);
   PeerIndex index;
   for (int p = 0; p < kPeers; ++p) {
     BloomFilter f(log2_bits, g.k);

@@ -54,7 +54,7 @@ int RunBuild(const GlobalOptions& g, const BuildArgs& a) {
   }
   const unsigned k = a.k ? a.k : HashesForFpr(a.fpr);
   const double n = static_cast<double>(std::max<size_t>(hashes.size(), 1));
-  const unsigned log2 = SmallestLog2Bits(n, k, a.fpr, 10, 32);
+  const unsigned log2 = SmallestLog2Bits(n, k, DesignFpr(a.fpr), 10, 32);
   Summary summary;
   summary.origin = a.origin;
   summary.epoch = 1;
@@ -152,7 +152,7 @@ struct DedupArgs {
 
 int RunDedup(const GlobalOptions& g, const DedupArgs& a) {
   const unsigned k = HashesForFpr(a.fpr);
-  const unsigned log2 = SmallestLog2Bits(a.items, k, a.fpr, 10, kMaxLog2Bits);
+  const unsigned log2 = SmallestLog2Bits(a.items, k, DesignFpr(a.fpr), 10, kMaxLog2Bits);
   BloomFilter seen;
   Status s = BloomFilter::Create(log2, k, &seen);
   if (!s.ok()) return Error(s);

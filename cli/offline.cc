@@ -44,7 +44,8 @@ int RunCalc(const GlobalOptions& g, const CalcArgs& a) {
   if (has_items && has_fpr && !has_bits) {
     const double m = static_cast<double>(OptimalBits(a.items, a.fpr));
     const unsigned k = a.k ? a.k : OptimalHashes(m, a.items);
-    const unsigned log2 = SmallestLog2Bits(a.items, k, a.fpr, kMinLog2Bits, kMaxLog2Bits);
+    const unsigned log2 =
+        SmallestLog2Bits(a.items, k, DesignFpr(a.fpr), kMinLog2Bits, kMaxLog2Bits);
     const double pow2 = std::ldexp(1.0, static_cast<int>(log2));
     out = {{"items", a.items},
            {"bits", m},

@@ -117,6 +117,34 @@ Status Daemon::LoadKeys(std::map<std::string, std::string>* authorized,
   return LoadAllowList(config_, authorized, listed);
 }
 
+// A snapshot whose geometry is the one the sizing rule before the design margin gave for this
+// node's settings was written by an earlier version with the same settings, not under other
+// settings: its content is kept, in its geometry.
+bool Daemon::PredatesDesignMargin(const Geometry& snapshot_geometry) const {
+  Geometry legacy;
+  return ChooseLegacyGeometry(config_.profile, config_.capacity, config_.target_fpr, &legacy,
+                              config_.filter_sizes)
+             .ok() &&
+         legacy == snapshot_geometry;
+}
+
+// Keeps the snapshot's pre-margin geometry: the store's filter takes it before anything reads
+// the filter (the summary builder, the gossip engine, the stats and lookups are built after
+// the restore). The cluster's summary bounds stay those of the current rule, which are never
+// smaller (ChooseLegacyGeometry), so peers of either version accept this node's summaries.
+Status Daemon::KeepSnapshotGeometry(const Geometry& g) {
+  const Geometry now = store_->geometry();
+  PEERBLOOM_RETURN_IF_ERROR(store_->UseGeometry(g));
+  snapshot_stats_.legacy_geometry = true;
+  spdlog::warn(
+      "snapshot '{}' has the filter geometry k={} log2_counters={} size_multiplier={} ({} "
+      "counters) that versions before the 2 % design margin chose for these settings; keeping it "
+      "(this version sizes {} counters) until the snapshot is moved aside or capacity, profile, "
+      "target_fpr or filter_sizes change",
+      snapshot_path_, g.k, g.log2_counters, g.multiplier, g.counters(), now.counters());
+  return Status::Ok();
+}
+
 Status Daemon::RestoreSnapshot(uint64_t* epoch) {
   *epoch = static_cast<uint64_t>(WallMs());
   SnapshotState snap;
@@ -124,19 +152,22 @@ Status Daemon::RestoreSnapshot(uint64_t* epoch) {
   if (s.IsNotFound()) return Status::Ok();
   const std::string aside = " (move '" + snapshot_path_ + "' aside to start empty)";
   if (!s.ok()) return Status::Corruption(s.message() + aside);
-  const CountingBloomFilter& f = store_->filter();
+  const Geometry geometry{snap.k, snap.log2_counters, snap.size_multiplier};
+  const bool same_geometry = geometry == store_->geometry();
   std::string why;
   if (snap.node_id != config_.node_id) why = "node id '" + snap.node_id + "'";
   if (snap.key_scheme != config_.key_scheme) why = "another key scheme";
   if (snap.index_key_fingerprint != store_->IndexKeyFingerprint()) why = "another cluster_secret";
-  if (snap.k != f.k() || snap.log2_counters != f.log2_counters() ||
-      snap.size_multiplier != f.multiplier()) {
-    why = "another filter geometry (capacity, profile, target_fpr or filter_sizes changed)";
+  if (!same_geometry && !PredatesDesignMargin(geometry)) {
+    why =
+        "another filter geometry (capacity, profile, target_fpr, filter_sizes or the version's "
+        "sizing rule changed)";
   }
   if (!why.empty()) {
     return Status::InvalidArgument("snapshot '" + snapshot_path_ + "' was written with " + why +
                                    aside);
   }
+  if (!same_geometry) PEERBLOOM_RETURN_IF_ERROR(KeepSnapshotGeometry(geometry));
   s = store_->mutable_filter()->Restore(snap.cells, snap.items, snap.saturation_events,
                                         snap.refused_removes);
   if (!s.ok()) return Status::Corruption(s.message() + aside);

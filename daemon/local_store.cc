@@ -3,14 +3,24 @@
 #include <cstring>
 
 namespace peerbloom::daemon {
+namespace {
+
+Status NewFilter(const Geometry& geometry, std::unique_ptr<CountingBloomFilter>* out) {
+  auto filter = std::make_unique<CountingBloomFilter>(kMinLog2Bits, 1);
+  PEERBLOOM_RETURN_IF_ERROR(CountingBloomFilter::Create(geometry.log2_counters, geometry.k,
+                                                        geometry.multiplier, filter.get()));
+  *out = std::move(filter);
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status LocalStore::Create(const LocalStoreOptions& options, std::unique_ptr<LocalStore>* out) {
   Geometry geometry;
   PEERBLOOM_RETURN_IF_ERROR(ChooseGeometry(options.profile, options.capacity, options.target_fpr,
                                            &geometry, options.filter_sizes));
-  auto filter = std::make_unique<CountingBloomFilter>(kMinLog2Bits, 1);
-  PEERBLOOM_RETURN_IF_ERROR(CountingBloomFilter::Create(geometry.log2_counters, geometry.k,
-                                                        geometry.multiplier, filter.get()));
+  std::unique_ptr<CountingBloomFilter> filter;
+  PEERBLOOM_RETURN_IF_ERROR(NewFilter(geometry, &filter));
   out->reset(new LocalStore(options, std::move(filter)));
   return Status::Ok();
 }
@@ -21,6 +31,15 @@ LocalStore::LocalStore(const LocalStoreOptions& options,
       hasher_(DeriveIndexKey(options.cluster_secret)),
       encoder_(options.key_scheme, options.squid_url),
       filter_(std::move(filter)) {}
+
+Status LocalStore::UseGeometry(const Geometry& geometry) {
+  // The builder keeps a pointer to the filter: swapping the filter under it would leave the
+  // pointer dangling.
+  if (builder_) {
+    return Status::InvalidArgument("the filter's geometry cannot change once it is published");
+  }
+  return NewFilter(geometry, &filter_);
+}
 
 void LocalStore::StartSummaries(uint64_t epoch) {
   epoch_ = epoch;

@@ -44,6 +44,11 @@ class LocalStore {
   LocalStore(const LocalStore&) = delete;
   LocalStore& operator=(const LocalStore&) = delete;
 
+  // Replaces the counting filter by an empty one of `geometry`, for a restored snapshot whose
+  // geometry an earlier version's sizing rule chose (ChooseLegacyGeometry): the filter, and so
+  // the summaries, stats and lookups that read it, then keep that geometry.
+  // REQUIRES: before StartSummaries.
+  Status UseGeometry(const Geometry& geometry);
   // Starts summary publication for `epoch`. Call once, after any snapshot restore.
   void StartSummaries(uint64_t epoch);
 
@@ -59,6 +64,9 @@ class LocalStore {
   KeyEncoder* encoder() { return &encoder_; }
   CountingBloomFilter* mutable_filter() { return filter_.get(); }
   const CountingBloomFilter& filter() const { return *filter_; }
+  Geometry geometry() const {
+    return {filter_->k(), filter_->log2_counters(), filter_->multiplier()};
+  }
   SummaryBuilder* builder() { return builder_.get(); }  // null before StartSummaries
   uint64_t epoch() const { return epoch_; }
   const LocalStoreStats& stats() const { return stats_; }

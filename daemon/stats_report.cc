@@ -207,10 +207,13 @@ constexpr std::array<StatEntry<Context>, 5> kControl = {{
      [](const Context& c) -> Json { return c.s.control.stats().unauthorized; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 8> kSnapshot = {{
+constexpr std::array<StatEntry<Context>, 9> kSnapshot = {{
     {"path", "the snapshot file", [](const Context& c) -> Json { return c.s.snapshot_path; }},
     {"restored", "whether this start restored a snapshot",
      [](const Context& c) -> Json { return c.s.snapshot.restored; }},
+    {"legacy_geometry",
+     "whether the filter keeps the restored snapshot's geometry of an earlier sizing rule",
+     [](const Context& c) -> Json { return c.s.snapshot.legacy_geometry; }},
     {"written", "snapshots written", [](const Context& c) -> Json { return c.s.snapshot.written; }},
     {"failed", "snapshots that failed",
      [](const Context& c) -> Json { return c.s.snapshot.failed; }},

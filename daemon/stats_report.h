@@ -39,6 +39,9 @@ struct SnapshotStats {
   int64_t last_duration_ms = 0;
   int64_t last_unix_ms = 0;
   bool restored = false;
+  // The restored snapshot's geometry, kept, is the one an earlier version's sizing rule chose
+  // (ChooseLegacyGeometry), not the one this version chooses for the settings.
+  bool legacy_geometry = false;
 };
 
 // Faults the daemon noticed (the injected ones are counted by the transport).

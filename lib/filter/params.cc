@@ -100,8 +100,12 @@ std::optional<Profile> ParseProfile(std::string_view name) noexcept {
   return std::nullopt;
 }
 
-Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out,
-                      SizeSteps steps) {
+namespace {
+
+// ChooseGeometry with the formula rate held to `design_fpr` (<= fpr, which picks k and names
+// the inputs in errors).
+Status ChooseGeometryAt(Profile profile, uint64_t capacity, double fpr, double design_fpr,
+                        Geometry* out, SizeSteps steps) {
   if (capacity == 0) return Status::InvalidArgument("capacity must be at least 1");
   if (!(fpr > 0.0 && fpr <= 0.5)) {
     return Status::InvalidArgument("false-positive rate '" + FormatRate(fpr) +
@@ -121,8 +125,8 @@ Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* 
   }
   const std::vector<unsigned> multipliers =
       steps == SizeSteps::kExact ? AllSizeMultipliers() : std::vector<unsigned>{1};
-  const std::optional<FilterSize> size = SmallestSize(static_cast<double>(capacity), g.k, fpr,
-                                                      kMinLog2Bits, kMaxLog2Bits, multipliers);
+  const std::optional<FilterSize> size = SmallestSize(
+      static_cast<double>(capacity), g.k, design_fpr, kMinLog2Bits, kMaxLog2Bits, multipliers);
   if (!size || size->bits() > (uint64_t{1} << kMaxLog2Bits)) {
     return Status::InvalidArgument(
         "capacity '" + std::to_string(capacity) + "' at false-positive rate '" + FormatRate(fpr) +
@@ -132,6 +136,18 @@ Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* 
   g.multiplier = size->multiplier;
   *out = g;
   return Status::Ok();
+}
+
+}  // namespace
+
+Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out,
+                      SizeSteps steps) {
+  return ChooseGeometryAt(profile, capacity, fpr, DesignFpr(fpr), out, steps);
+}
+
+Status ChooseLegacyGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out,
+                            SizeSteps steps) {
+  return ChooseGeometryAt(profile, capacity, fpr, fpr, out, steps);
 }
 
 }  // namespace peerbloom

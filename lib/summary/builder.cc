@@ -63,13 +63,13 @@ void SummaryBuilder::Touch(const KeyHash& hash) noexcept {
 
 uint64_t SummaryBuilder::pending() const noexcept { return touched_; }
 
-// The smallest size that divides the counter count and meets the target for `items`; the
-// whole counter count when none does.
+// The smallest size that divides the counter count and meets the target, with the design
+// margin (DesignFpr), for `items`; the whole counter count when none does.
 FilterSize SummaryBuilder::Smallest(double items) const noexcept {
   const unsigned top = filter_->log2_counters();
   const unsigned bottom = std::min(options_.min_log2_bits, top);
   const FilterSize whole{top, filter_->multiplier()};
-  return SmallestSize(items, filter_->k(), options_.target_fpr, bottom, top,
+  return SmallestSize(items, filter_->k(), DesignFpr(options_.target_fpr), bottom, top,
                       OddDivisors(filter_->multiplier()))
       .value_or(whole);
 }

@@ -35,6 +35,18 @@ double Capacity(double bits, unsigned k, double fpr) noexcept;
 unsigned SmallestLog2Bits(double items, unsigned k, double fpr, unsigned min_log2,
                           unsigned max_log2) noexcept;
 
+// Sizing for a false-positive target p leaves a margin below it: ChooseGeometry and the
+// summary builder pick the smallest size whose formula rate f(m, n, k) is at most
+// kFprDesignMargin x p, not p itself. The formula is the rate a filter is expected to have;
+// a filter sized to meet p exactly measures above p about half the time (the fill of the
+// filter at hand, and the probes that measure it, scatter around the formula). 2 % is four
+// standard errors of a rate measured over 4e6 absent keys (0.5 % of it at p = 1 %), and
+// costs about 0.03 bits per key on the wire with exact sizes (docs/profiles.md).
+inline constexpr double kFprDesignMargin = 0.98;
+
+// The formula rate a filter sized for false-positive target `target` is held to.
+inline double DesignFpr(double target) noexcept { return target * kFprDesignMargin; }
+
 // A filter size c * 2^log2 (c odd, see bloom_probe.h).
 struct FilterSize {
   unsigned log2 = 0;
@@ -72,6 +84,7 @@ struct Geometry {
   unsigned log2_counters = 0;
   unsigned multiplier = 1;  // counters = multiplier * 2^log2_counters
   uint64_t counters() const noexcept { return uint64_t{multiplier} << log2_counters; }
+  bool operator==(const Geometry&) const = default;
 };
 
 // Which counter counts ChooseGeometry may pick.
@@ -80,12 +93,21 @@ enum class SizeSteps : uint8_t {
   kExact = 1,       // c * 2^j, c odd <= kMaxSizeMultiplier: within 1/32 of the need
 };
 
-// The counting filter geometry for `capacity` keys at local false-positive rate `fpr`:
-// the profile's k and the smallest counter count of the given steps that meets `fpr` at
-// capacity. InvalidArgument for capacity 0, fpr outside (0, 0.5], or a size above
-// 2^kMaxLog2Bits counters.
+// The counting filter geometry for `capacity` keys at local false-positive target `fpr`:
+// the profile's k (memory-lean: HashesForFpr(fpr)) and the smallest counter count of the
+// given steps whose formula rate at capacity is at most DesignFpr(fpr). InvalidArgument for
+// capacity 0, fpr outside (0, 0.5], or a size above 2^kMaxLog2Bits counters.
 Status ChooseGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out,
                       SizeSteps steps = SizeSteps::kPowerOfTwo);
+
+// The geometry versions before the design margin chose for the same inputs: the smallest
+// counter count whose formula rate at capacity is at most `fpr` itself (same k, same steps,
+// same errors as ChooseGeometry). Never larger than ChooseGeometry's, and equal to it unless
+// its own formula rate lies in (DesignFpr(fpr), fpr]. Only for recognizing a snapshot an
+// earlier version wrote, so that an upgraded node keeps its content (docs/operations.md,
+// "Snapshots"); never for sizing a new filter.
+Status ChooseLegacyGeometry(Profile profile, uint64_t capacity, double fpr, Geometry* out,
+                            SizeSteps steps = SizeSteps::kPowerOfTwo);
 
 }  // namespace peerbloom
 

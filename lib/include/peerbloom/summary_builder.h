@@ -1,7 +1,8 @@
 // SummaryBuilder: keeps a node's published summary in step with its counting filter.
 //
 // The summary is the counting filter projected onto the smallest size whose estimated
-// false-positive rate, for the filter's current item count, meets the target (SmallestSize).
+// false-positive rate, for the filter's current item count, meets the target with the design
+// margin ChooseGeometry leaves too (SmallestSize at DesignFpr(target_fpr), params.h).
 // The sizes on offer are d * 2^j for every odd divisor d of the counting filter's multiplier
 // c and j up to its log2: exactly the sizes that divide its counter count, so that the
 // projection equals the filter built directly at that size (bloom_probe.h). After every add or
@@ -33,7 +34,7 @@ struct SummaryBuilderOptions {
   KeyScheme key_scheme = KeyScheme::kSquidMd5;
   // Default: kSipHash13x2. How the counting filter's positions were computed.
   HashScheme hash_scheme = HashScheme::kSipHash13x2;
-  // Default: 0.01. The summary's estimated false-positive rate target.
+  // Default: 0.01. The summary's false-positive target; sizes meet DesignFpr(target_fpr).
   double target_fpr = 0.01;
   // Default: 10. Summaries never fold below 2^min_log2_bits bits (times their multiplier).
   unsigned min_log2_bits = 10;

@@ -203,7 +203,7 @@ TEST(ExactSize, ChooseGeometryExactSteps) {
   EXPECT_EQ(pow2.multiplier, 1u);
   EXPECT_EQ(pow2.log2_counters, 27u);
   EXPECT_LT(exact.counters(), pow2.counters());
-  EXPECT_LE(FalsePositiveRate(static_cast<double>(exact.counters()), 700000, 1), 0.01);
+  EXPECT_LE(FalsePositiveRate(static_cast<double>(exact.counters()), 700000, 1), DesignFpr(0.01));
   EXPECT_EQ(exact.multiplier % 2, 1u);
 }
 

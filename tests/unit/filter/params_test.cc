@@ -96,8 +96,9 @@ struct GeometryCase {
   unsigned log2_counters;
 };
 
-// Expected sizes worked out from f = (1 - e^(-kn/m))^k, e.g. memory-lean at 1e6 keys and 1 %:
-// k = round(log2(100)) = 7, f(2^23) = 1.86 % > 1 %, f(2^24) = 0.054 % -> 2^24.
+// Expected sizes worked out from f = (1 - e^(-kn/m))^k against the design rate DesignFpr(p) =
+// 0.98 p, e.g. memory-lean at 1e6 keys and 1 %: k = round(log2(100)) = 7, f(2^23) = 1.86 % >
+// 0.98 %, f(2^24) = 0.054 % -> 2^24.
 TEST(Params, ChooseGeometryPerProfile) {
   const GeometryCase cases[] = {
       {Profile::kMemoryLean, 1000000, 0.01, 7, 24},   {Profile::kBalanced, 1000000, 0.01, 2, 25},
@@ -113,11 +114,61 @@ TEST(Params, ChooseGeometryPerProfile) {
     EXPECT_EQ(g.k, c.k);
     EXPECT_EQ(g.log2_counters, c.log2_counters);
     const double n = static_cast<double>(c.capacity);
-    EXPECT_LE(FalsePositiveRate(Pow2(g.log2_counters), n, g.k), c.fpr);
+    EXPECT_LE(FalsePositiveRate(Pow2(g.log2_counters), n, g.k), DesignFpr(c.fpr));
     if (g.log2_counters > kMinLog2Bits) {
-      EXPECT_GT(FalsePositiveRate(Pow2(g.log2_counters - 1), n, g.k), c.fpr);
+      EXPECT_GT(FalsePositiveRate(Pow2(g.log2_counters - 1), n, g.k), DesignFpr(c.fpr));
     }
   }
+}
+
+// Wire-lean at 10400 keys: f(2^20) = 0.987 % meets 1 % but not the design rate 0.98 %, so the
+// filter doubles rather than measure above 1 % about half the time.
+TEST(Params, ChooseGeometryLeavesTheDesignMargin) {
+  EXPECT_DOUBLE_EQ(DesignFpr(0.01), 0.0098);
+  const double f = FalsePositiveRate(Pow2(20), 10400, 1);
+  EXPECT_GT(f, DesignFpr(0.01));
+  EXPECT_LE(f, 0.01);
+  Geometry g;
+  ASSERT_TRUE(ChooseGeometry(Profile::kWireLean, 10400, 0.01, &g).ok());
+  EXPECT_EQ(g.log2_counters, 21u);
+  ASSERT_TRUE(ChooseGeometry(Profile::kWireLean, 10400, 0.01, &g, SizeSteps::kExact).ok());
+  EXPECT_EQ(g.counters(), uint64_t{33} << 15);  // 2^20 gives 0.987 %, 33 x 2^15 0.957 %
+}
+
+// The rule before the design margin, kept to recognize old snapshots: at 10400 keys it is
+// the 2^20 (0.987 %) that ChooseGeometry now refuses, both with powers of two and exact sizes.
+TEST(Params, ChooseLegacyGeometrySizesForTheTargetItself) {
+  Geometry g;
+  ASSERT_TRUE(ChooseLegacyGeometry(Profile::kWireLean, 10400, 0.01, &g).ok());
+  EXPECT_EQ(g, (Geometry{1, 20, 1}));
+  ASSERT_TRUE(ChooseLegacyGeometry(Profile::kWireLean, 10400, 0.01, &g, SizeSteps::kExact).ok());
+  EXPECT_EQ(g, (Geometry{1, 20, 1}));  // the next size down, 63 x 2^14, gives 1.0025 %
+  EXPECT_GT(FalsePositiveRate(63.0 * Pow2(14), 10400, 1), 0.01);
+  const Status s = ChooseLegacyGeometry(Profile::kBalanced, 0, 0.01, &g);
+  EXPECT_EQ(s.message(), "capacity must be at least 1");
+}
+
+// Both rules pick the same k; the legacy size is the smallest meeting p, never above the
+// current one, and differs from it exactly when its rate lies in (DesignFpr(p), p].
+TEST(Params, ChooseLegacyGeometryIsNeverLarger) {
+  int differ = 0;
+  for (Profile profile : {Profile::kMemoryLean, Profile::kBalanced, Profile::kWireLean}) {
+    for (SizeSteps steps : {SizeSteps::kPowerOfTwo, SizeSteps::kExact}) {
+      for (uint64_t n = 1000; n <= 3000000; n = n * 23 / 20) {
+        Geometry now, legacy;
+        ASSERT_TRUE(ChooseGeometry(profile, n, 0.01, &now, steps).ok());
+        ASSERT_TRUE(ChooseLegacyGeometry(profile, n, 0.01, &legacy, steps).ok());
+        EXPECT_EQ(legacy.k, now.k);
+        EXPECT_LE(legacy.counters(), now.counters()) << n;
+        const double f = FalsePositiveRate(static_cast<double>(legacy.counters()),
+                                           static_cast<double>(n), legacy.k);
+        EXPECT_LE(f, 0.01) << n;
+        EXPECT_EQ(legacy == now, f <= DesignFpr(0.01)) << n;
+        differ += !(legacy == now);
+      }
+    }
+  }
+  EXPECT_GT(differ, 0);
 }
 
 TEST(Params, ChooseGeometryRejectsBadArguments) {

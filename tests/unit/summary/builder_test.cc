@@ -17,6 +17,8 @@ namespace {
 using testing_util::Node;
 using testing_util::RandomHash;
 
+double Pow2Bits(unsigned log2) { return static_cast<double>(uint64_t{1} << log2); }
+
 SummaryBuilderOptions Options(unsigned min_log2_bits = 6) {
   SummaryBuilderOptions o;
   o.origin = "cache-1";
@@ -38,7 +40,7 @@ TEST(SummaryBuilder, FirstPublicationIsFullAtTheSmallestSize) {
   EXPECT_EQ(s.epoch, 3u);
   EXPECT_EQ(s.origin, "cache-1");
   EXPECT_EQ(s.estimated_items, 1000u);
-  EXPECT_EQ(s.filter.log2_bits(), SmallestLog2Bits(1000, 1, 0.01, 6, 20));
+  EXPECT_EQ(s.filter.log2_bits(), SmallestLog2Bits(1000, 1, DesignFpr(0.01), 6, 20));
   BloomFilter projected;
   ASSERT_TRUE(node.filter.Project(s.filter.log2_bits(), &projected).ok());
   EXPECT_TRUE(s.filter == projected);
@@ -85,7 +87,7 @@ TEST(SummaryBuilder, DeltaCarriesExactlyTheFlippedBits) {
                                            static_cast<double>(before.filter.bits()));
 }
 
-// k = 1 at 1 %: 2^14 bits hold up to 164 keys, 2^15 up to 329.
+// k = 1 at 1 % (sized for 0.98 %, DesignFpr): 2^14 bits hold up to 161 keys, 2^15 up to 322.
 TEST(SummaryBuilder, GrowsAtOnceAndShrinksOnlyWithHeadroom) {
   Node node(20, 1, Options());
   std::mt19937_64 rng(4);
@@ -104,6 +106,20 @@ TEST(SummaryBuilder, GrowsAtOnceAndShrinksOnlyWithHeadroom) {
   EXPECT_EQ(publish_with(120), 14u);  // 1.25 x 120 fits: shrink
   EXPECT_TRUE(p.full);
   EXPECT_EQ(node.builder.current().version, 4u);
+}
+
+// 162 keys: 2^14 bits would give 0.984 %, within the 1 % target but not the design rate
+// DesignFpr(1 %) = 0.98 % that sizes summaries like counting filters, so the summary is 2^15.
+TEST(SummaryBuilder, FoldsOnlyWithinTheDesignMargin) {
+  Node node(20, 1, Options());
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 162; ++i) node.Add(RandomHash(rng));
+  const double f = FalsePositiveRate(Pow2Bits(14), 162, 1);
+  ASSERT_LE(f, 0.01);
+  ASSERT_GT(f, DesignFpr(0.01));
+  Publication p;
+  ASSERT_TRUE(node.builder.Publish(&p).ok());
+  EXPECT_EQ(node.builder.current().filter.log2_bits(), 15u);
 }
 
 TEST(SummaryBuilder, SizeStaysWithinTheConfiguredRange) {

@@ -1,0 +1,228 @@
+// Upgrading across the 2 % design margin: a snapshot an earlier version wrote with the same
+// settings, in the geometry its sizing rule chose (ChooseLegacyGeometry), is restored with
+// its content and its geometry; any other geometry is still refused.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <zmq.hpp>
+
+#include "daemon/clock.h"
+#include "daemon/daemon.h"
+#include "daemon/local_store.h"
+#include "daemon/snapshot.h"
+#include "peerbloom/params.h"
+
+namespace peerbloom::daemon {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kKeys = 500;
+
+std::string Url(int n) { return "http://upgrade.example/" + std::to_string(n); }
+
+// Settings whose geometry the design margin changed (balanced profile, k = 2, at 1 %).
+struct UpgradeCase {
+  const char* filter_sizes;
+  uint64_t capacity;
+};
+
+// 10100 keys: 47 x 2^12 counters give 0.990 %, the margin takes 3 x 2^16. 13700 keys: 2^18
+// gives 0.985 %, the margin takes 2^19.
+const UpgradeCase kCases[] = {{"exact", 10100}, {"power-of-two", 13700}};
+
+class SnapshotUpgrade : public ::testing::TestWithParam<UpgradeCase> {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/pbupgrade.XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    const std::string text = "node_id = \"solo\"\nlisten = \"tcp://127.0.0.1:0\"\ndata_dir = \"" +
+                             dir_ + "/data\"\ncurve = false\nkey_scheme = \"raw\"\ncapacity = " +
+                             std::to_string(GetParam().capacity) + "\nfilter_sizes = \"" +
+                             GetParam().filter_sizes + "\"\n";
+    ASSERT_TRUE(ParseConfig(text, "upgrade.toml", &config_).ok());
+    path_ = dir_ + "/data/state.snapshot";
+    ASSERT_TRUE(ChooseGeometry(config_.profile, config_.capacity, config_.target_fpr, &current_,
+                               config_.filter_sizes)
+                    .ok());
+    ASSERT_TRUE(ChooseLegacyGeometry(config_.profile, config_.capacity, config_.target_fpr,
+                                     &legacy_, config_.filter_sizes)
+                    .ok());
+    ASSERT_NE(legacy_, current_) << "the case must be one the margin changed";
+    // A first start creates the data dir as the daemon wants it (private); it writes no
+    // snapshot without Run.
+    Daemon d(config_, &clock_);
+    ASSERT_TRUE(d.Start().ok());
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // Writes the snapshot a node of these settings holding kKeys keys would leave, in `g`.
+  SnapshotState WriteSnapshotIn(const Geometry& g) {
+    LocalStoreOptions so;
+    so.node_id = config_.node_id;
+    so.profile = config_.profile;
+    so.capacity = config_.capacity;
+    so.target_fpr = config_.target_fpr;
+    so.filter_sizes = config_.filter_sizes;
+    so.key_scheme = config_.key_scheme;
+    so.cluster_secret = config_.cluster_secret;
+    std::unique_ptr<LocalStore> store;
+    EXPECT_TRUE(LocalStore::Create(so, &store).ok());
+    EXPECT_TRUE(store->UseGeometry(g).ok());
+    for (int n = 0; n < kKeys; ++n) store->Add(store->encoder()->FromUrl(Url(n)));
+    const CountingBloomFilter& f = store->filter();
+    SnapshotState s;
+    s.node_id = config_.node_id;
+    s.epoch = 1000;
+    s.version = 7;
+    s.k = f.k();
+    s.log2_counters = f.log2_counters();
+    s.size_multiplier = f.multiplier();
+    s.key_scheme = config_.key_scheme;
+    s.index_key_fingerprint = store->IndexKeyFingerprint();
+    s.items = f.items();
+    s.saturation_events = f.saturation_events();
+    s.adds = store->stats().adds;
+    s.written_unix_ms = 1000;
+    s.cells.assign(f.raw_cells());
+    EXPECT_TRUE(WriteSnapshot(path_, s).ok());
+    return s;
+  }
+
+  // Sends one request and turns the loop until the reply comes (generous deadline: ZeroMQ's
+  // I/O threads may be scheduled late on a loaded machine).
+  json Ask(Daemon* d, const json& request, const std::string& body, std::string* reply_body) {
+    zmq::socket_t s(context_, zmq::socket_type::req);
+    s.set(zmq::sockopt::linger, 0);
+    s.connect(config_.control);
+    s.send(zmq::buffer(request.dump()),
+           body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
+    if (!body.empty()) s.send(zmq::buffer(body));
+    zmq::message_t head;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::chrono::steady_clock::now() < deadline) {
+      d->RunOnce(5);
+      if (s.recv(head, zmq::recv_flags::dontwait)) break;
+    }
+    reply_body->clear();
+    while (s.get(zmq::sockopt::rcvmore)) {
+      zmq::message_t part;
+      (void)s.recv(part);
+      reply_body->assign(part.data<char>(), part.size());
+    }
+    return head.size() ? json::parse(head.to_string_view()) : json();
+  }
+
+  // The daemon's filter and snapshot stats, and its who-has answer for every key.
+  void ExpectServesInLegacyGeometry(Daemon* d) {
+    std::string body;
+    const json stats = Ask(d, {{"op", "stats"}}, "", &body)["stats"];
+    EXPECT_EQ(stats["filter"]["k"], legacy_.k) << stats.dump();
+    EXPECT_EQ(stats["filter"]["log2_counters"], legacy_.log2_counters);
+    EXPECT_EQ(stats["filter"]["counters"], legacy_.counters());
+    EXPECT_EQ(stats["filter"]["items"], kKeys);
+    EXPECT_EQ(stats["snapshot"]["restored"], true);
+    EXPECT_EQ(stats["snapshot"]["legacy_geometry"], true);
+    std::string urls, want;
+    for (int n = 0; n < kKeys; ++n) {
+      urls += Url(n) + "\n";
+      want += "0\n";
+    }
+    const json reply = Ask(d, {{"op", "who-has"}}, urls, &body);
+    ASSERT_EQ(reply["ok"], true) << reply.dump();
+    EXPECT_EQ(reply["claimed"], kKeys);
+    EXPECT_EQ(body, want);
+    // The published summary is folded from the restored filter: its size divides it.
+    const json summary = Ask(d, {{"op", "summary"}}, "", &body)["summary"];
+    EXPECT_EQ(summary["k"], legacy_.k) << summary.dump();
+    EXPECT_EQ(legacy_.counters() % summary["bits"].get<uint64_t>(), 0u) << summary.dump();
+  }
+
+  std::string RefusedMessage() const {
+    return "snapshot '" + path_ +
+           "' was written with another filter geometry (capacity, profile, target_fpr, "
+           "filter_sizes or the version's sizing rule changed) (move '" +
+           path_ + "' aside to start empty)";
+  }
+
+  std::string dir_;
+  std::string path_;
+  Config config_;
+  Geometry current_;
+  Geometry legacy_;
+  FakeClock clock_;
+  zmq::context_t context_{1};
+};
+
+TEST_P(SnapshotUpgrade, AnEarlierRulesSnapshotIsRestoredInItsGeometry) {
+  const SnapshotState old = WriteSnapshotIn(legacy_);
+  {
+    Daemon d(config_, &clock_);
+    const Status s = d.Start();
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ExpectServesInLegacyGeometry(&d);
+    // What it writes back is the same content in the same geometry.
+    ASSERT_TRUE(d.WriteSnapshotNow().ok());
+  }
+  SnapshotState again;
+  ASSERT_TRUE(ReadSnapshot(path_, &again).ok());
+  EXPECT_EQ(again.k, legacy_.k);
+  EXPECT_EQ(again.log2_counters, legacy_.log2_counters);
+  EXPECT_EQ(again.size_multiplier, legacy_.multiplier);
+  EXPECT_EQ(again.items, old.items);
+  EXPECT_EQ(again.adds, old.adds);
+  EXPECT_TRUE(again.cells == old.cells) << "counters differ";
+  // And the next start restores that one the same way.
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  ExpectServesInLegacyGeometry(&d);
+}
+
+TEST_P(SnapshotUpgrade, AnyOtherGeometryIsRefused) {
+  Geometry other_capacity;
+  ASSERT_TRUE(ChooseLegacyGeometry(config_.profile, config_.capacity * 4, config_.target_fpr,
+                                   &other_capacity, config_.filter_sizes)
+                  .ok());
+  const Geometry others[] = {
+      {legacy_.k + 1, legacy_.log2_counters, legacy_.multiplier},
+      {legacy_.k, legacy_.log2_counters - 1, legacy_.multiplier},
+      {current_.k, current_.log2_counters + 1, current_.multiplier},
+      other_capacity,
+  };
+  for (const Geometry& g : others) {
+    ASSERT_NE(g, legacy_);
+    ASSERT_NE(g, current_);
+    WriteSnapshotIn(g);
+    Daemon d(config_, &clock_);
+    const Status s = d.Start();
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_EQ(s.message(), RefusedMessage())
+        << "k=" << g.k << " log2=" << g.log2_counters << " c=" << g.multiplier;
+  }
+}
+
+// The current rule's own snapshot is restored as before, without the legacy flag.
+TEST_P(SnapshotUpgrade, TheCurrentRulesSnapshotIsRestoredAsBefore) {
+  WriteSnapshotIn(current_);
+  Daemon d(config_, &clock_);
+  ASSERT_TRUE(d.Start().ok());
+  std::string body;
+  const json stats = Ask(&d, {{"op", "stats"}}, "", &body)["stats"];
+  EXPECT_EQ(stats["filter"]["counters"], current_.counters()) << stats.dump();
+  EXPECT_EQ(stats["filter"]["items"], kKeys);
+  EXPECT_EQ(stats["snapshot"]["restored"], true);
+  EXPECT_EQ(stats["snapshot"]["legacy_geometry"], false);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sizes, SnapshotUpgrade, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<UpgradeCase>& test) {
+                           return std::string(test.param.filter_sizes) == "exact" ? "Exact"
+                                                                                  : "PowerOfTwo";
+                         });
+
+}  // namespace
+}  // namespace peerbloom::daemon
