@@ -41,6 +41,7 @@ void Dissemination::Forget(const std::string& id) {
   summaries_->Erase(id);
   state_.erase(id);
   cert_rounds_.erase(id);
+  awaited_.erase(id);
 }
 
 const OriginState* Dissemination::Find(std::string_view id) const {
@@ -148,6 +149,7 @@ void Dissemination::NoteAnnounced(const Member& m, const DigestEntry& e, const M
     return;
   }
   if (st.announced_ms == kNeverMs) st.announced_ms = now_ms;
+  awaited_.insert(m.id);
   next_repair_ms_ = std::min(next_repair_ms_, st.announced_ms + RepairGraceMs());
   st.announced_version = e.version;
   st.announced_by = sender.id;

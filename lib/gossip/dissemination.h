@@ -19,12 +19,12 @@
 #include <utility>
 #include <vector>
 
-#include "lib/util/string_hash.h"
 #include "lib/gossip/local_node.h"
 #include "lib/gossip/membership.h"
 #include "lib/gossip/origin_sigs.h"
 #include "lib/gossip/outbox.h"
 #include "lib/gossip/peer_summaries.h"
+#include "lib/util/string_hash.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/wire.h"
 
@@ -156,6 +156,9 @@ class Dissemination {
   // Members whose epoch changed lately: their entries carry the epoch certificate for this
   // many more heartbeat digests (complete digests always carry it).
   StringMap<int> cert_rounds_;
+  // Members with a version announced and not yet received (announced_ms set): what Repair
+  // looks at, instead of every member each time.
+  StringSet awaited_;
   int64_t next_repair_ms_ = INT64_MAX;
 };
 

@@ -98,14 +98,20 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
 }
 
 // The announcer pushes to us again once asked, and answers with its recent deltas or a full
-// summary. An announcement comes in a round's digest, after the delta it names had its chance
-// to arrive (relays take milliseconds): a tenth of an interval of grace, not a round.
+// summary. An announcement leaves after the delta it names was relayed (relays take
+// milliseconds): a tenth of an interval of grace, then a retry every quarter interval.
 void Dissemination::Repair(int64_t now_ms) {
   std::map<std::string, std::vector<FullRequest>> by_announcer;
   const int64_t grace = RepairGraceMs();
   next_repair_ms_ = INT64_MAX;
-  for (auto& [id, st] : state_) {
-    if (st.announced_ms == kNeverMs) continue;
+  for (auto it = awaited_.begin(); it != awaited_.end();) {
+    auto found = state_.find(*it);
+    if (found == state_.end() || found->second.announced_ms == kNeverMs) {
+      it = awaited_.erase(it);
+      continue;
+    }
+    const std::string& id = *it++;
+    OriginState& st = found->second;
     if (now_ms - st.announced_ms < grace) {
       next_repair_ms_ = std::min(next_repair_ms_, st.announced_ms + grace);
       continue;
