@@ -62,7 +62,7 @@ step control bash "$root/bench/control_bench.sh" "$build" 1000000
 step redis bash "$root/bench/redis_bitmap_bench.sh" "$build" 1000000 20000
 step summary "$b/summary_bench"
 # 16 nodes at 1e5 keys, 100 at 1e4, and the large cluster at 300 nodes with 5 % loss (about
-# 2.5 minutes of one core in all). The 1,000-node cluster takes about 20 minutes of one core:
+# 2.5 minutes of one core in all). The 1,000-node cluster takes about 33 minutes of one core:
 # GOSSIP_NODES=1000 make bench to include it (docs/gossip.md gives its figures).
 step gossip "$b/gossip_sim_bench" 100000 10000 "${GOSSIP_NODES:-300}" 0.05
 step classic_hash "$b/classic_hash_fpr_bench" --probes=1000000
