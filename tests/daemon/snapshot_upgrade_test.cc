@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <zmq.hpp>
 
@@ -34,6 +35,11 @@ struct UpgradeCase {
 // 10100 keys: 47 x 2^12 counters give 0.990 %, the margin takes 3 x 2^16. 13700 keys: 2^18
 // gives 0.985 %, the margin takes 2^19.
 const UpgradeCase kCases[] = {{"exact", 10100}, {"power-of-two", 13700}};
+
+// Names the case in test output (and in ctest's listing) instead of its bytes.
+void PrintTo(const UpgradeCase& c, std::ostream* os) {
+  *os << c.filter_sizes << ", capacity " << c.capacity;
+}
 
 class SnapshotUpgrade : public ::testing::TestWithParam<UpgradeCase> {
  protected:
