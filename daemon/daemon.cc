@@ -254,21 +254,25 @@ Status Daemon::StartRelay() {
   return Status::Ok();
 }
 
+LocalStoreOptions StoreOptionsOf(const Config& config) {
+  LocalStoreOptions so;
+  so.node_id = config.node_id;
+  so.profile = config.profile;
+  so.capacity = config.capacity;
+  so.target_fpr = config.target_fpr;
+  so.filter_sizes = config.filter_sizes;
+  so.key_scheme = config.key_scheme;
+  so.squid_url = config.squid_url;
+  so.cluster_secret = config.cluster_secret;
+  return so;
+}
+
 Status Daemon::Start() {
   start_ms_ = clock_->NowMs();
   PEERBLOOM_RETURN_IF_ERROR(LockDataDir());
   std::map<std::string, std::string> authorized;
   PEERBLOOM_RETURN_IF_ERROR(LoadKeys(&authorized, &listed_));
-  LocalStoreOptions so;
-  so.node_id = config_.node_id;
-  so.profile = config_.profile;
-  so.capacity = config_.capacity;
-  so.target_fpr = config_.target_fpr;
-  so.filter_sizes = config_.filter_sizes;
-  so.key_scheme = config_.key_scheme;
-  so.squid_url = config_.squid_url;
-  so.cluster_secret = config_.cluster_secret;
-  PEERBLOOM_RETURN_IF_ERROR(LocalStore::Create(so, &store_));
+  PEERBLOOM_RETURN_IF_ERROR(LocalStore::Create(StoreOptionsOf(config_), &store_));
   for (const FeedConfig& fc : config_.feeds) {
     feeds_.push_back(std::make_unique<Feed>(fc, store_->hasher().key()));
   }

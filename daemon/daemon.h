@@ -53,6 +53,10 @@
 
 namespace peerbloom::daemon {
 
+// The local store's settings in `config`: what a daemon of that config builds (and what a
+// snapshot it wrote was built with).
+LocalStoreOptions StoreOptionsOf(const Config& config);
+
 class Daemon {
  public:
   Daemon(Config config, const Clock* clock);

@@ -25,6 +25,7 @@
 #include "peerbloom/client/who_has_socket.h"
 #include "peerbloom/squid_store_log.h"
 #include "peerbloom/summary.h"
+#include "tests/daemon/control_ask.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -48,29 +49,8 @@ class DaemonLoop : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  // Sends one request, turns the loop until the reply comes (or a generous deadline passes:
-  // the request and the reply travel through ZeroMQ's I/O threads, which a loaded machine
-  // may not schedule for a while).
   json Ask(Daemon* d, const json& request, const std::string& body, std::string* reply_body) {
-    zmq::socket_t s(context_, zmq::socket_type::req);
-    s.set(zmq::sockopt::linger, 0);
-    s.connect(config_.control);
-    s.send(zmq::buffer(request.dump()),
-           body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
-    if (!body.empty()) s.send(zmq::buffer(body));
-    zmq::message_t head;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline) {
-      d->RunOnce(5);
-      if (s.recv(head, zmq::recv_flags::dontwait)) break;
-    }
-    reply_body->clear();
-    while (s.get(zmq::sockopt::rcvmore)) {
-      zmq::message_t part;
-      (void)s.recv(part);
-      reply_body->assign(part.data<char>(), part.size());
-    }
-    return head.size() ? json::parse(head.to_string_view()) : json();
+    return AskDaemon(&context_, config_.control, d, request, body, reply_body);
   }
 
   // Writes `lines` to the daemon's who-has socket and turns the loop until as many answer

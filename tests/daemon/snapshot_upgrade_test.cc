@@ -16,6 +16,7 @@
 #include "daemon/local_store.h"
 #include "daemon/snapshot.h"
 #include "peerbloom/params.h"
+#include "tests/daemon/control_ask.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -68,16 +69,8 @@ class SnapshotUpgrade : public ::testing::TestWithParam<UpgradeCase> {
 
   // Writes the snapshot a node of these settings holding kKeys keys would leave, in `g`.
   SnapshotState WriteSnapshotIn(const Geometry& g) {
-    LocalStoreOptions so;
-    so.node_id = config_.node_id;
-    so.profile = config_.profile;
-    so.capacity = config_.capacity;
-    so.target_fpr = config_.target_fpr;
-    so.filter_sizes = config_.filter_sizes;
-    so.key_scheme = config_.key_scheme;
-    so.cluster_secret = config_.cluster_secret;
     std::unique_ptr<LocalStore> store;
-    EXPECT_TRUE(LocalStore::Create(so, &store).ok());
+    EXPECT_TRUE(LocalStore::Create(StoreOptionsOf(config_), &store).ok());
     EXPECT_TRUE(store->UseGeometry(g).ok());
     for (int n = 0; n < kKeys; ++n) store->Add(store->encoder()->FromUrl(Url(n)));
     const CountingBloomFilter& f = store->filter();
@@ -99,28 +92,8 @@ class SnapshotUpgrade : public ::testing::TestWithParam<UpgradeCase> {
     return s;
   }
 
-  // Sends one request and turns the loop until the reply comes (generous deadline: ZeroMQ's
-  // I/O threads may be scheduled late on a loaded machine).
   json Ask(Daemon* d, const json& request, const std::string& body, std::string* reply_body) {
-    zmq::socket_t s(context_, zmq::socket_type::req);
-    s.set(zmq::sockopt::linger, 0);
-    s.connect(config_.control);
-    s.send(zmq::buffer(request.dump()),
-           body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
-    if (!body.empty()) s.send(zmq::buffer(body));
-    zmq::message_t head;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::chrono::steady_clock::now() < deadline) {
-      d->RunOnce(5);
-      if (s.recv(head, zmq::recv_flags::dontwait)) break;
-    }
-    reply_body->clear();
-    while (s.get(zmq::sockopt::rcvmore)) {
-      zmq::message_t part;
-      (void)s.recv(part);
-      reply_body->assign(part.data<char>(), part.size());
-    }
-    return head.size() ? json::parse(head.to_string_view()) : json();
+    return AskDaemon(&context_, config_.control, d, request, body, reply_body);
   }
 
   // The daemon's filter and snapshot stats, and its who-has answer for every key.
