@@ -114,8 +114,10 @@ class Dissemination {
   // with_summary: the held version and FilterDigest (a heartbeat alone leaves them out).
   DigestEntry EntryOf(const Member& m, bool with_contact, int64_t now_ms,
                       bool with_summary = true) const;
-  // The links digests between rounds go on.
+  // The links heartbeat and version digests go on.
   void SendToLinks(const DigestBody& body, int64_t now_ms);
+  // Moves the versions taken since the last announcement (this node's included) into *body.
+  void TakeAnnouncements(DigestBody* body, int64_t now_ms);
   void NoteAnnounced(const Member& m, const DigestEntry& e, const Member& sender, int64_t now_ms);
   void NoteDuplicate(const Member& sender, const Member& origin);
   bool Pushes(const LinkTarget& t, std::string_view origin) const;

@@ -155,16 +155,12 @@ void Dissemination::SendHeartbeats(bool self_fresh,
                                    const std::vector<std::pair<const Member*, bool>>& fresh,
                                    int64_t now_ms) {
   DigestBody body;
-  if (self_fresh || std::exchange(self_advanced_, false)) body.entries.push_back(self_->Entry());
+  if (self_fresh && !self_advanced_) body.entries.push_back(self_->Entry());
   for (const auto& [m, with_contact] : fresh) {
     const bool advanced = advanced_.erase(m->id) != 0;
     body.entries.push_back(EntryOf(*m, with_contact, now_ms, advanced || with_contact));
   }
-  for (const std::string& id : advanced_) {
-    const Member* m = members_.Find(id);
-    if (m != nullptr) body.entries.push_back(EntryOf(*m, false, now_ms));
-  }
-  advanced_.clear();
+  TakeAnnouncements(&body, now_ms);
   for (auto it = cert_rounds_.begin(); it != cert_rounds_.end();) {
     it = --it->second <= 0 ? cert_rounds_.erase(it) : std::next(it);
   }
@@ -173,13 +169,17 @@ void Dissemination::SendHeartbeats(bool self_fresh,
 
 void Dissemination::SendAnnouncements(int64_t now_ms) {
   DigestBody body;
-  if (std::exchange(self_advanced_, false)) body.entries.push_back(self_->Entry());
+  TakeAnnouncements(&body, now_ms);
+  if (!body.entries.empty()) SendToLinks(body, now_ms);
+}
+
+void Dissemination::TakeAnnouncements(DigestBody* body, int64_t now_ms) {
+  if (std::exchange(self_advanced_, false)) body->entries.push_back(self_->Entry());
   for (const std::string& id : advanced_) {
     const Member* m = members_.Find(id);
-    if (m != nullptr) body.entries.push_back(EntryOf(*m, false, now_ms));
+    if (m != nullptr) body->entries.push_back(EntryOf(*m, false, now_ms));
   }
   advanced_.clear();
-  if (!body.entries.empty()) SendToLinks(body, now_ms);
 }
 
 void Dissemination::SendToLinks(const DigestBody& body, int64_t now_ms) {
