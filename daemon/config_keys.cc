@@ -265,7 +265,8 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Int(n, key, 1, 65536, &p.c().max_links);
      }},
-    {"max_clock_skew", "duration", "\"1h\"", "epochs further ahead of the clock are refused",
+    {"max_clock_skew", "duration", "\"1h\"",
+     "unsigned claims of epochs further ahead of the clock are refused",
      [](Parser& p, const N& n, std::string_view key) {
        return p.Duration(n, key, 1000, &p.c().max_clock_skew_ms);
      }},

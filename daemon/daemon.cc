@@ -405,6 +405,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
       });
   PollFeeds(items, feeds_at, now);
   digests_->Poll(now);
+  MaybeStartNewEpoch(now);
   MaybePublish(now);
   if (now >= engine_->NextDeadline()) engine_->OnTick(now);
   FlushOutgoing(now);
@@ -484,6 +485,25 @@ void Daemon::PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, 
       feeds_behind_ |= feed.Poll(store_.get(), now);
     }
   }
+}
+
+// A peer proved an epoch of this node above the one it runs (GossipEngine::SupersededEpoch):
+// it restarted below an earlier incarnation, so its frames read as that incarnation's. It
+// starts an epoch above both and publishes its full summary in it.
+void Daemon::MaybeStartNewEpoch(int64_t now) {
+  const uint64_t seen = engine_->SupersededEpoch();
+  if (seen == 0) return;
+  const uint64_t old_epoch = store_->epoch();
+  uint64_t epoch = std::max(static_cast<uint64_t>(std::max<int64_t>(WallMs(), 0)), seen + 1);
+  Status claimed = ClaimEpoch(config_.data_dir + "/epoch", epoch, &epoch);
+  if (!claimed.ok()) spdlog::warn("epoch {}: {}", epoch, claimed.message());
+  spdlog::warn(
+      "peers know this node in epoch {}, above its epoch {} (its epoch file was lost while its "
+      "clock was behind?): starting epoch {}",
+      seen, old_epoch, epoch);
+  store_->StartSummaries(epoch);
+  ++publish_stats_.new_epochs;
+  Publish(now);
 }
 
 void Daemon::MaybePublish(int64_t now) {

@@ -101,6 +101,7 @@ class Daemon {
   void Reload();
   int64_t NextDeadline(int64_t now) const;
   void PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, int64_t now);
+  void MaybeStartNewEpoch(int64_t now);
   void MaybePublish(int64_t now);
   void Publish(int64_t now);
   void FlushOutgoing(int64_t now);

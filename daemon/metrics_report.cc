@@ -343,12 +343,14 @@ const Metric kMetrics[] = {
      [](const Context& c, Writer& w) { w.Sample(G(c).deltas_relayed); }},
     {"peerbloom_gossip_stale_dropped_total", "counter", "", "summaries older than the one held",
      [](const Context& c, Writer& w) { w.Sample(G(c).stale_dropped); }},
-    {"peerbloom_gossip_signature_refusals_total", "counter", "reason=summary|epoch|broadcast",
-     "summaries, deltas, relayed epochs and broadcasts refused for a missing or bad origin "
-     "signature",
+    {"peerbloom_gossip_signature_refusals_total", "counter",
+     "reason=summary|epoch|beat|broadcast",
+     "summaries, deltas, relayed epochs and heartbeats and broadcasts refused for a missing or "
+     "bad origin signature",
      [](const Context& c, Writer& w) {
        w.Sample({{"reason", "summary"}}, G(c).signatures_refused);
        w.Sample({{"reason", "epoch"}}, G(c).epochs_refused);
+       w.Sample({{"reason", "beat"}}, G(c).beats_refused);
        w.Sample({{"reason", "broadcast"}}, c.s.relay.relay_stats().signatures_refused);
      }},
     {"peerbloom_gossip_signatures_verified_total", "counter", "",

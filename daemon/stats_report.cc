@@ -58,7 +58,7 @@ constexpr std::array<StatEntry<Context>, 13> kFilter = {{
      [](const Context& c) -> Json { return c.s.parts.store.stats().removes; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 11> kSummary = {{
+constexpr std::array<StatEntry<Context>, 12> kSummary = {{
     {"epoch", "epoch of this incarnation",
      [](const Context& c) -> Json { return c.summary.epoch; }},
     {"version", "version of the latest summary",
@@ -79,9 +79,11 @@ constexpr std::array<StatEntry<Context>, 11> kSummary = {{
      [](const Context& c) -> Json { return c.s.publish.immediate; }},
     {"deltas_refused_by_engine", "deltas the gossip engine did not take (a full summary followed)",
      [](const Context& c) -> Json { return c.s.publish.refused_deltas; }},
+    {"epochs_superseded", "epochs started because peers knew this node in a higher one",
+     [](const Context& c) -> Json { return c.s.publish.new_epochs; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 32> kGossip = {{
+constexpr std::array<StatEntry<Context>, 33> kGossip = {{
     {"members_known", "members known", [](const Context& c) -> Json { return c.peers.size(); }},
     {"members_alive", "members alive",
      [](const Context& c) -> Json {
@@ -135,6 +137,8 @@ constexpr std::array<StatEntry<Context>, 32> kGossip = {{
      [](const Context& c) -> Json { return c.s.parts.engine.stats().signatures_refused; }},
     {"epochs_refused", "relayed epochs refused: no valid epoch certificate",
      [](const Context& c) -> Json { return c.s.parts.engine.stats().epochs_refused; }},
+    {"beats_refused", "relayed heartbeats refused: a beat signature not valid",
+     [](const Context& c) -> Json { return c.s.parts.engine.stats().beats_refused; }},
     {"sender_mismatch", "frames naming a sender other than their link's node",
      [](const Context& c) -> Json { return c.s.parts.engine.stats().sender_mismatch; }},
     {"members_unlisted", "senders or entries naming a node id not in authorized_keys",

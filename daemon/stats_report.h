@@ -28,6 +28,7 @@ struct PublishStats {
   uint64_t deltas = 0;
   uint64_t immediate = 0;       // publications forced by the pending threshold
   uint64_t refused_deltas = 0;  // deltas the engine did not take (a full one followed)
+  uint64_t new_epochs = 0;      // epochs started because peers knew this node in a higher one
   int64_t last_ms = 0;
 };
 

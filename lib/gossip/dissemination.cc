@@ -81,8 +81,22 @@ DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t n
     e.public_key = m.public_key;
   }
   // 65 bytes an entry: sent while the epoch is new, and in complete digests.
-  if (with_contact || cert_rounds_.count(m.id) != 0) e.epoch_cert = sigs_->EpochCert(m.id, m.epoch);
+  // The member's own signature of this heartbeat, relayed as it came (65 bytes); it vouches
+  // for the epoch too. Without one, the epoch certificate goes in every entry.
+  if (m.beats_signed) e.beat_sig = m.beat_sig;
+  if (with_contact || cert_rounds_.count(m.id) != 0 || e.beat_sig.empty()) {
+    e.epoch_cert = sigs_->EpochCert(m.id, m.epoch);
+  }
   return e;
+}
+
+// A relayed epoch of an origin that signs is taken only with its proof (GossipEngine::
+// AdmitEpoch): an entry without one would be refused and counted as a forgery. Such a
+// member is left out until its certificate or a signed beat of the epoch arrives, at most
+// a heartbeat interval after its summary installed the epoch here.
+bool Dissemination::Provable(const Member& m) const {
+  if (!sigs_->Signs(m.id)) return true;
+  return !m.beat_sig.empty() || !sigs_->EpochCert(m.id, m.epoch).empty();
 }
 
 DigestBody Dissemination::CompleteDigest(uint8_t flags, int64_t now_ms) const {
@@ -90,7 +104,15 @@ DigestBody Dissemination::CompleteDigest(uint8_t flags, int64_t now_ms) const {
   body.flags = flags;
   body.entries.reserve(members_.members().size() + 1);
   body.entries.push_back(self_->Entry());
-  for (const auto& [id, m] : members_.members()) body.entries.push_back(EntryOf(m, true, now_ms));
+  for (const auto& [id, m] : members_.members()) {
+    if (Provable(m)) body.entries.push_back(EntryOf(m, true, now_ms));
+  }
+  return body;
+}
+
+DigestBody Dissemination::KnownAs(const Member& m, int64_t now_ms) const {
+  DigestBody body;
+  body.entries.push_back(EntryOf(m, true, now_ms));
   return body;
 }
 

@@ -109,11 +109,15 @@ class Dissemination {
   void DropSilentStandIns(int64_t now_ms);
 
   const OriginState* Find(std::string_view id) const;
+  // A digest of one entry: what this node holds of `m`, with the proof of its epoch.
+  DigestBody KnownAs(const Member& m, int64_t now_ms) const;
 
  private:
   // with_summary: the held version and FilterDigest (a heartbeat alone leaves them out).
   DigestEntry EntryOf(const Member& m, bool with_contact, int64_t now_ms,
                       bool with_summary = true) const;
+  // Whether this node holds the proof of the member's epoch that an entry about it needs.
+  bool Provable(const Member& m) const;
   // The links heartbeat and version digests go on.
   void SendToLinks(const DigestBody& body, int64_t now_ms);
   // Moves the versions taken since the last announcement (this node's included) into *body.

@@ -65,6 +65,9 @@ class GossipEngine::Impl {
   std::vector<Outgoing> TakeOutgoing() { return outbox_.TakeOutgoing(); }
   std::vector<std::string> TakeDropped() { return outbox_.TakeDropped(); }
   const GossipStats& stats() const { return stats_; }
+  uint64_t SupersededEpoch() const {
+    return own_epoch_seen_ > local_.epoch() ? own_epoch_seen_ : 0;
+  }
 
  private:
   // A frame's body, decoded and checked before anything changes.
@@ -79,10 +82,16 @@ class GossipEngine::Impl {
   Status DecodeBody(const WireFrame& frame, Body* body);
   // bounds_check.cc: opt_.summary_bounds on a full summary's header, before decoding.
   Status CheckBounds(std::string_view summary_bytes);
-  void Deliver(const WireFrame& frame, Body* body, const Member& sender, int64_t now_ms);
-  void OnDigest(const WireFrame& frame, const Member& sender, int64_t now_ms);
-  // Whether the entry's epoch may be merged: not newer than the one known, or certified.
-  bool AdmitEpoch(const DigestEntry& e, int* bad_certs);
+  void Deliver(const WireFrame& frame, Body* body, const Member& sender, bool verified,
+               int64_t now_ms);
+  bool OwnWord(std::string_view origin, const Member& sender, bool verified) const;
+  void OnDigest(const WireFrame& frame, const Member& sender, bool verified, int64_t now_ms);
+  void NoteOwnEpoch(const DigestEntry& e, int* bad_certs, int64_t now_ms);
+  // How the entry's heartbeat may be taken: the origin's signature checked when it must sign.
+  BeatClaim CheckBeat(const DigestEntry& e, int* bad_beats);
+  // Whether the entry's epoch may be merged: not newer than the one known, certified, or
+  // vouched for by a valid beat signature (`beat_signed`).
+  bool AdmitEpoch(const DigestEntry& e, bool beat_signed, int* bad_certs);
   void OnRequests(const WireFrame& frame, const Member& sender, int64_t now_ms);
 
   // rounds.cc
@@ -107,7 +116,8 @@ class GossipEngine::Impl {
   int64_t next_announce_ms_ = 0;  // versions taken between rounds, every tenth of an interval
   GossipStats stats_;
   OriginSigs sigs_;
-  std::string last_bad_cert_;  // skips re-verifying a refused certificate digest after digest
+  std::string last_bad_cert_;    // skips re-verifying a refused certificate digest after digest
+  uint64_t own_epoch_seen_ = 0;  // the highest epoch of this node peers proved (NoteOwnEpoch)
 
   // Declared in dependency order: each part refers only to those above it, but for the
   // epoch listener that Membership calls into Dissemination (set up, not called, here).

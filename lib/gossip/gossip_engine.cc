@@ -151,6 +151,7 @@ void GossipEngine::PrefetchWhoHas(const KeyHash& hash) const noexcept {
 }
 std::vector<PeerInfo> GossipEngine::Peers(int64_t now_ms) const { return impl_->Peers(now_ms); }
 const GossipStats& GossipEngine::stats() const { return impl_->stats(); }
+uint64_t GossipEngine::SupersededEpoch() const { return impl_->SupersededEpoch(); }
 Status GossipEngine::GetSummary(std::string_view node_id, Summary* out) const {
   return impl_->GetSummary(node_id, out);
 }

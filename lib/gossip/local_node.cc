@@ -37,18 +37,19 @@ LocalNode::LocalNode(const GossipOptions& options)
   own_.key_scheme = key_scheme_;
 }
 
-void LocalNode::Start() { heartbeat_ = std::max<uint64_t>(heartbeat_, 1); }
+void LocalNode::Start() {
+  heartbeat_ = std::max<uint64_t>(heartbeat_, 1);
+  SignBeat();
+}
 
 void LocalNode::Beat() {
   ++heartbeat_;
+  SignBeat();
   fresh_ = true;
 }
 
-void LocalNode::NoteRemoteHeartbeat(uint64_t epoch, uint64_t heartbeat) {
-  if (epoch == own_.epoch && heartbeat >= heartbeat_) {
-    heartbeat_ = heartbeat + 1;
-    fresh_ = true;
-  }
+void LocalNode::SignBeat() {
+  beat_sig_ = SignBeatWith(signer_.get(), cluster_tag_, node_id_, own_.epoch, heartbeat_);
 }
 
 bool LocalNode::TakeFresh() { return std::exchange(fresh_, false); }
@@ -65,6 +66,7 @@ bool LocalNode::PublishFull(const Summary& summary) {
   if (own_epoch_cert_.empty() || own_cert_epoch_ != own_.epoch) {
     own_epoch_cert_ = SignEpochWith(signer_.get(), cluster_tag_, node_id_, own_.epoch);
     own_cert_epoch_ = own_.epoch;
+    SignBeat();
   }
   fresh_ = true;
   return true;
@@ -178,6 +180,7 @@ DigestEntry LocalNode::Entry() const {
   e.endpoint = endpoint_;
   e.public_key = public_key_;
   if (own_cert_epoch_ == own_.epoch) e.epoch_cert = own_epoch_cert_;
+  e.beat_sig = beat_sig_;
   return e;
 }
 

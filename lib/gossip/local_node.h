@@ -34,11 +34,10 @@ class LocalNode {
 
   // Heartbeats start at 1 so that a peer's first sight of the node counts as progress.
   void Start();
-  // The heartbeat advances: the node's digest entry is gossiped at the next round.
+  // The heartbeat advances by one: the node's digest entry is gossiped at the next round.
+  // Nothing else moves it: what peers say of this node's heartbeat is never taken (a restart
+  // is a new epoch, so beats never need to jump past an earlier incarnation's).
   void Beat();
-  // A digest entry about this node: peers remember a heartbeat at least `heartbeat` (this
-  // node restarted within the same epoch), so the next beats jump past it.
-  void NoteRemoteHeartbeat(uint64_t epoch, uint64_t heartbeat);
   // Whether the node's entry changed since the last call.
   bool TakeFresh();
 
@@ -103,6 +102,9 @@ class LocalNode {
   std::string own_state_sig_;
   std::string own_epoch_cert_;
   uint64_t own_cert_epoch_ = 0;
+  std::string beat_sig_;  // of (own_.epoch, heartbeat_); empty without a signer
+
+  void SignBeat();
 };
 
 }  // namespace peerbloom

@@ -72,30 +72,23 @@ Member* Membership::FindOrAdd(std::string_view id, int64_t now_ms) {
   return &m;
 }
 
-// Epochs are the wall clock (Unix ms) when a node started, or one more than its previous
-// epoch: one far ahead of this node's clock is a lie that would make the real node's frames
-// look stale. A heartbeat advances once per heartbeat interval: within one epoch it may
-// advance by at most 4 x (elapsed / interval) + 16 since it was last seen (nodes configured
-// with up to 4 x shorter intervals pass), and a node first seen may be at most that far
-// from its epoch's start.
-bool Membership::Plausible(const Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms) {
-  if (max_skew_ms_ <= 0) return true;
-  const int64_t wall = now_ms + wall_offset_ms_;
-  if (wall_known_ && epoch > static_cast<uint64_t>(std::max<int64_t>(wall, 0) + max_skew_ms_)) {
+// Only for unsigned claims that do not come from the node itself (docs/gossip.md, "Who speaks
+// for a node's liveness"). Epochs are the wall clock (Unix ms) when a node started, or one
+// more than its last epoch: one far ahead of this node's clock would make the real node's
+// relayed claims look stale. A heartbeat advances once per heartbeat interval from 1 at the
+// start of its epoch, so at wall time W it is at most (W - epoch) / interval + 1; the bound
+// allows clocks max_clock_skew apart and intervals 4 x shorter than this node's. It depends
+// on the epoch and the clock only, never on an earlier claim, so a stale or missing earlier
+// claim (a summary installs an epoch before any heartbeat is heard) cannot tighten it.
+bool Membership::Plausible(uint64_t epoch, uint64_t heartbeat, int64_t now_ms) {
+  if (max_skew_ms_ <= 0 || !wall_known_) return true;
+  const int64_t wall = std::max<int64_t>(now_ms + wall_offset_ms_, 0);
+  if (epoch > static_cast<uint64_t>(wall + max_skew_ms_)) {
     ++stats_->implausible_epochs;
     return false;
   }
-  auto reach = [&](int64_t elapsed_ms) {
-    return 4 * static_cast<uint64_t>(std::max<int64_t>(elapsed_ms, 0) / heartbeat_ms_) + 16;
-  };
-  uint64_t bound = UINT64_MAX;
-  if (m != nullptr && epoch == m->epoch && m->last_heard_ms != kNeverMs) {
-    bound = m->heartbeat + reach(now_ms - m->last_heard_ms);
-  } else if (wall_known_) {
-    const int64_t up =
-        wall + max_skew_ms_ - static_cast<int64_t>(std::min<uint64_t>(epoch, INT64_MAX));
-    bound = reach(up);
-  }
+  const int64_t age = wall + max_skew_ms_ - static_cast<int64_t>(epoch);
+  const uint64_t bound = 4 * static_cast<uint64_t>(age / heartbeat_ms_) + 16;
   if (heartbeat > bound) {
     ++stats_->implausible_heartbeats;
     return false;
@@ -103,16 +96,17 @@ bool Membership::Plausible(const Member* m, uint64_t epoch, uint64_t heartbeat, 
   return true;
 }
 
-Status Membership::CheckSender(const WireHeader& h, int64_t now_ms) {
+Status Membership::CheckSender(const WireHeader& h, int64_t now_ms, bool verified) {
   if (listed_only_ && Listed(h.sender_id) == nullptr) {
     ++stats_->members_unlisted;
     return Status::InvalidArgument("frame from '" + h.sender_id +
                                    "', a node id the allow-list does not name");
   }
+  if (verified) return Status::Ok();  // the node speaks for itself
   const Member* m = Find(h.sender_id);
   // An older incarnation's frame is stale, not a lie: Dispatch drops it.
   if (m != nullptr && h.sender_epoch < m->epoch) return Status::Ok();
-  if (!Plausible(m, h.sender_epoch, h.sender_heartbeat, now_ms)) {
+  if (!Plausible(h.sender_epoch, h.sender_heartbeat, now_ms)) {
     return Status::InvalidArgument("frame from '" + h.sender_id + "' with implausible epoch '" +
                                    std::to_string(h.sender_epoch) + "' or heartbeat '" +
                                    std::to_string(h.sender_heartbeat) + "'");
@@ -189,9 +183,41 @@ bool Membership::Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t 
     m->contact_fresh = true;
   }
   m->heartbeat = heartbeat;
+  m->beat_sig.clear();
   m->last_heard_ms = now_ms;
   m->fresh = true;
   return true;
+}
+
+bool Membership::ObserveSigned(Member* m, uint64_t epoch, uint64_t heartbeat,
+                               const std::string& sig, int64_t now_ms) {
+  if (epoch < m->epoch) return false;
+  if (m->beats_signed && epoch == m->epoch && heartbeat <= m->heartbeat &&
+      !(heartbeat == m->heartbeat && m->beat_sig.empty())) {
+    return false;
+  }
+  if (epoch > m->epoch) {
+    on_new_epoch_(m->id);
+    m->epoch = epoch;
+    m->contact_fresh = true;
+  }
+  m->beats_signed = true;
+  m->heartbeat = heartbeat;
+  m->beat_sig = sig;
+  m->last_heard_ms = now_ms;
+  m->fresh = true;
+  return true;
+}
+
+void Membership::NewEpoch(Member* m, uint64_t epoch, int64_t now_ms) {
+  if (epoch <= m->epoch) return;
+  on_new_epoch_(m->id);
+  m->epoch = epoch;
+  m->heartbeat = 0;
+  m->beat_sig.clear();
+  m->contact_fresh = true;
+  m->last_heard_ms = now_ms;
+  m->fresh = true;
 }
 
 void Membership::SetContact(Member* m, const std::string& endpoint, const std::string& public_key) {
@@ -217,6 +243,7 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms, bool
       on_new_epoch_(m->id);
       m->epoch = h.sender_epoch;
       m->heartbeat = h.sender_heartbeat;
+      m->beat_sig.clear();
       m->contact_fresh = true;
     }
   }
@@ -225,12 +252,17 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms, bool
   if (contact && (m->endpoint != h.sender_endpoint || m->public_key != h.sender_public_key)) {
     OfferContact(m, h.sender_endpoint, h.sender_public_key, verified, h.sender_epoch);
   }
-  if (!Observe(m, h.sender_epoch, h.sender_heartbeat, now_ms) && verified &&
-      h.sender_epoch == m->epoch) {
-    // Heard on its own link: alive, whatever heartbeat others claimed for it.
-    if (m->heartbeat > h.sender_heartbeat + 16) ++stats_->claims_corrected;
-    m->last_heard_ms = now_ms;
+  if (m->beats_signed) {
+    // The header's heartbeat is not signed: only the node's signed beats (in its digests)
+    // are relayed. Its frame still says it is alive.
+    NewEpoch(m, h.sender_epoch, now_ms);
+  } else if (!Observe(m, h.sender_epoch, h.sender_heartbeat, now_ms) && verified &&
+             h.sender_epoch == m->epoch && m->heartbeat > h.sender_heartbeat + 16) {
+    // Its own word replaces a heartbeat others claimed for it beyond what reordering explains.
+    ++stats_->claims_corrected;
+    m->heartbeat = h.sender_heartbeat;
   }
+  if (verified && h.sender_epoch == m->epoch) m->last_heard_ms = now_ms;  // heard on its link
   if ((h.flags & kWireFlagNeighbour) != 0) {
     m->inbound_until_ms = now_ms + failure_timeout_ms_;
     maybe_linked_.insert(m->id);
@@ -239,36 +271,57 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms, bool
   return m;
 }
 
-void Membership::Merge(const DigestEntry& e, int64_t now_ms) {
+void Membership::Merge(const DigestEntry& e, int64_t now_ms, bool own, BeatClaim beat) {
   const Member* found = Find(e.origin);
   const bool known = found != nullptr;
-  // Heard on its own link lately: it speaks for itself, others' word about it is not needed.
-  if (known && found->direct_until_ms >= now_ms) return;
-  if ((!known || e.epoch >= found->epoch) && !Plausible(found, e.epoch, e.heartbeat, now_ms)) {
+  // Heard on its own link lately: it says itself which epoch it runs. Others still relay its
+  // heartbeats: when its link goes quiet they keep it alive without a gap.
+  if (!own && known && found->direct_until_ms >= now_ms && e.epoch != found->epoch) return;
+  if (!own && beat == BeatClaim::kUnsigned && (!known || e.epoch >= found->epoch) &&
+      !Plausible(e.epoch, e.heartbeat, now_ms)) {
     return;
   }
   Member* m = FindOrAdd(e.origin, now_ms);
   if (m == nullptr) return;
   if (e.has_contact && (m->endpoint.empty() || e.epoch > m->epoch)) {
-    OfferContact(m, e.endpoint, e.public_key, false, e.epoch);
+    OfferContact(m, e.endpoint, e.public_key, own, e.epoch);
   }
   if (!known && !e.alive) {
     // Learned as dead: remember it without calling it alive.
     m->epoch = e.epoch;
-    m->heartbeat = e.heartbeat;
+    if (beat != BeatClaim::kNotTaken) m->heartbeat = e.heartbeat;
+    if (beat == BeatClaim::kSigned) {
+      m->beats_signed = true;
+      m->beat_sig = e.beat_sig;
+    }
     return;
   }
-  Observe(m, e.epoch, e.heartbeat, now_ms);
+  switch (beat) {
+    case BeatClaim::kSigned:
+      ObserveSigned(m, e.epoch, e.heartbeat, e.beat_sig, now_ms);
+      return;
+    case BeatClaim::kUnsigned:
+      if (!m->beats_signed) {
+        Observe(m, e.epoch, e.heartbeat, now_ms);
+        return;
+      }
+      [[fallthrough]];
+    case BeatClaim::kNotTaken:
+      // The epoch was certified (GossipEngine::AdmitEpoch); the heartbeat is not taken.
+      NewEpoch(m, e.epoch, now_ms);
+      return;
+  }
 }
 
-const Member* Membership::AdvanceEpoch(std::string_view id, uint64_t epoch, int64_t now_ms) {
+const Member* Membership::AdvanceEpoch(std::string_view id, uint64_t epoch, int64_t now_ms,
+                                       bool own_word) {
   const Member* known = Find(id);
-  if ((known == nullptr || epoch > known->epoch) && !Plausible(known, epoch, 0, now_ms)) {
+  if (!own_word && (known == nullptr || epoch > known->epoch) && !Plausible(epoch, 0, now_ms)) {
     return nullptr;
   }
   Member* m = FindOrAdd(id, now_ms);
   if (m == nullptr || epoch < m->epoch) return nullptr;
-  if (epoch > m->epoch) Observe(m, epoch, 0, now_ms);
+  NewEpoch(m, epoch, now_ms);
   return m;
 }
 

@@ -11,6 +11,7 @@
 #ifndef PEERBLOOM_LIB_GOSSIP_MEMBERSHIP_H_
 #define PEERBLOOM_LIB_GOSSIP_MEMBERSHIP_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -22,8 +23,8 @@
 #include <utility>
 #include <vector>
 
-#include "lib/util/string_hash.h"
 #include "lib/gossip/outbox.h"
+#include "lib/util/string_hash.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/hash.h"
 #include "peerbloom/wire.h"
@@ -48,9 +49,21 @@ struct Member {
   int64_t inbound_until_ms = kNeverMs;  // it chose us: keep the reverse link until then
   uint64_t rank = 0;                    // orders inbound links when only some may carry deltas
   // Additions: what the node said of itself on its own authenticated link.
-  int64_t direct_until_ms = kNeverMs;  // heard on its own link: others' claims are ignored
+  int64_t direct_until_ms = kNeverMs;  // heard on its own link: others may not move its epoch
   uint64_t direct_epoch = 0;           // the highest epoch it named on its own link
   bool contact_first_hand = false;     // the endpoint came from the node or the allow-list
+  // Signed beats (docs/gossip.md, "Who speaks for a node's liveness"): once a valid beat
+  // signature of the node was seen, `heartbeat` is the highest heartbeat it signed (with
+  // `beat_sig`, relayed as it came) and unsigned claims of its heartbeat no longer count.
+  bool beats_signed = false;
+  std::string beat_sig;  // of (epoch, heartbeat), empty when not signed
+};
+
+// How a digest entry's heartbeat may be taken (GossipEngine decides from the sign keys).
+enum class BeatClaim {
+  kUnsigned,  // the origin does not sign its beats (yet): taken within the clock bounds
+  kSigned,    // carries the origin's valid signature: taken as the origin's own word
+  kNotTaken,  // the origin signs its beats and this one is unsigned, forged or not newer
 };
 
 struct SeedState {
@@ -83,22 +96,35 @@ class Membership {
   // `verified`: the frame came on the sender's own authenticated link (it speaks for itself).
   const Member* AcceptSender(const WireHeader& h, int64_t now_ms, bool verified = false);
   // Ok, or why a frame's sender is refused before anything changes: a node id the allow-list
-  // does not name (members_unlisted), an implausible epoch or heartbeat (counted).
-  Status CheckSender(const WireHeader& h, int64_t now_ms);
+  // does not name (members_unlisted); for a frame not on an authenticated link (`verified`
+  // false), an epoch or heartbeat beyond the clock bounds (counted). A node's frames on its
+  // own link are never refused for what they say of it.
+  Status CheckSender(const WireHeader& h, int64_t now_ms, bool verified = false);
   // Replaces the allow-list; returns the ids of members it no longer names (the caller
   // forgets them). Keys and endpoints of listed members follow the new list.
   std::vector<std::string> SetListed(std::vector<ListedNode> listed);
   // Endpoints members moved away from since the last call (their links may be closed).
   std::vector<std::string> TakeMovedFrom() { return std::exchange(moved_from_, {}); }
+  // The clock bounds use the highest wall clock seen: a clock stepped back never tightens them.
   void SetWallClock(int64_t wall_ms, int64_t now_ms) {
-    wall_offset_ms_ = wall_ms - now_ms;
+    wall_offset_ms_ = wall_known_ ? std::max(wall_offset_ms_, wall_ms - now_ms) : wall_ms - now_ms;
     wall_known_ = true;
   }
-  // A digest entry about another node.
-  void Merge(const DigestEntry& e, int64_t now_ms);
-  // A summary or delta of `id` in `epoch` arrived: learns the member and a newer epoch. Null
-  // when the member is refused or the epoch is older than known.
-  const Member* AdvanceEpoch(std::string_view id, uint64_t epoch, int64_t now_ms);
+  // A digest entry about another node. `own`: the entry is the sender's own, on its
+  // authenticated link. `beat`: how its heartbeat may be taken.
+  void Merge(const DigestEntry& e, int64_t now_ms, bool own = false,
+             BeatClaim beat = BeatClaim::kUnsigned);
+  // A summary or delta of `id` in `epoch` arrived: learns the member and a newer epoch (heard
+  // now). Null when the member is refused or the epoch is older than known. `own_word`: the
+  // node signed it or sent it on its own link; otherwise a newer epoch must pass the clock
+  // bounds.
+  const Member* AdvanceEpoch(std::string_view id, uint64_t epoch, int64_t now_ms,
+                             bool own_word = false);
+
+  // The clock bounds on an unsigned claim that does not come from the node itself: its epoch
+  // at most max_clock_skew ahead of this node's clock, its heartbeat at most what the epoch's
+  // age allows (docs/gossip.md); counts the refusal. Always true with max_clock_skew_ms = 0.
+  bool Plausible(uint64_t epoch, uint64_t heartbeat, int64_t now_ms);
 
   // Starts the shuffle and join clocks.
   void Start(int64_t now_ms);
@@ -135,17 +161,20 @@ class Membership {
  private:
   Member* Mutable(std::string_view id);
   Member* FindOrAdd(std::string_view id, int64_t now_ms);
-  // Records (epoch, heartbeat); returns true when it advanced.
+  // Records (epoch, heartbeat) of an unsigned claim; returns true when it advanced.
   bool Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms);
+  // Records a heartbeat the node signed; returns true when it advanced (or was the first
+  // signed one: it replaces whatever unsigned claims said).
+  bool ObserveSigned(Member* m, uint64_t epoch, uint64_t heartbeat, const std::string& sig,
+                     int64_t now_ms);
+  // A newer epoch without a heartbeat (a summary, a delta or a certificate of it): heard now.
+  void NewEpoch(Member* m, uint64_t epoch, int64_t now_ms);
   void SetContact(Member* m, const std::string& endpoint, const std::string& public_key);
   // SetContact when the allow-list allows it: the key must be one of the node's, the endpoint
   // the one it lists (if any); one not heard first-hand changes no endpoint already known.
   void OfferContact(Member* m, const std::string& endpoint, const std::string& public_key,
                     bool first_hand, uint64_t epoch);
   const ListedNode* Listed(std::string_view id) const;
-  // Whether (epoch, heartbeat) of `m` (null: a node not yet known) could be true now;
-  // counts the refusal. Always true with max_clock_skew_ms = 0.
-  bool Plausible(const Member* m, uint64_t epoch, uint64_t heartbeat, int64_t now_ms);
 
   const std::string node_id_;
   const std::string endpoint_;

@@ -42,6 +42,15 @@ OriginClaim EpochClaim(std::string_view origin, uint64_t epoch) {
   return c;
 }
 
+OriginClaim BeatClaimOf(std::string_view origin, uint64_t epoch, uint64_t heartbeat) {
+  OriginClaim c;
+  c.kind = SignedKind::kBeat;
+  c.origin = origin;
+  c.epoch = epoch;
+  c.version = heartbeat;
+  return c;
+}
+
 // Import: SHA-256(origin str8 | source_url str8 | fetched_unix_ms u64 | digest bytes).
 // Withdrawal: SHA-256(origin str8). The lifetime is left out: relays send what is left of it.
 OriginClaim ImportClaim(const ImportedDigestEntry& e) {
@@ -106,6 +115,40 @@ std::string SignEpochWith(const OriginSigner* signer, uint64_t cluster_tag, std:
   std::string sig;
   if (signer != nullptr) (void)signer->Sign(cluster_tag, EpochClaim(origin, epoch), &sig);
   return sig;
+}
+
+std::string SignBeatWith(const OriginSigner* signer, uint64_t cluster_tag, std::string_view origin,
+                         uint64_t epoch, uint64_t heartbeat) {
+  std::string sig;
+  if (signer != nullptr) {
+    (void)signer->Sign(cluster_tag, BeatClaimOf(origin, epoch, heartbeat), &sig);
+  }
+  return sig;
+}
+
+bool OriginSigs::Signs(std::string_view origin) const {
+  return require_ || (keys_ != nullptr && keys_->Has(origin));
+}
+
+bool OriginSigs::VerifyBeat(std::string_view origin, uint64_t epoch, uint64_t heartbeat,
+                            std::string_view sig) {
+  if (keys_ == nullptr || sig.empty()) return false;
+  if (keys_->Verify(cluster_tag_, BeatClaimOf(origin, epoch, heartbeat), sig) !=
+      SigVerdict::kValid) {
+    return false;
+  }
+  ++stats_->signatures_verified;
+  return true;
+}
+
+bool OriginSigs::ProvesEpoch(std::string_view origin, uint64_t epoch, std::string_view cert,
+                             uint64_t heartbeat, std::string_view beat_sig) {
+  if (keys_ != nullptr && !cert.empty() &&
+      keys_->Verify(cluster_tag_, EpochClaim(origin, epoch), cert) == SigVerdict::kValid) {
+    ++stats_->signatures_verified;
+    return true;
+  }
+  return VerifyBeat(origin, epoch, heartbeat, beat_sig);
 }
 
 Status OriginSigs::Check(const OriginClaim& claim, std::string_view sig, std::string_view subject) {

@@ -30,6 +30,9 @@ std::string SignDeltaWith(const OriginSigner* signer, uint64_t cluster_tag,
                           std::string_view state_sig);
 std::string SignEpochWith(const OriginSigner* signer, uint64_t cluster_tag, std::string_view origin,
                           uint64_t epoch);
+// A beat signature: `origin` is alive in `epoch` at `heartbeat`.
+std::string SignBeatWith(const OriginSigner* signer, uint64_t cluster_tag, std::string_view origin,
+                         uint64_t epoch, uint64_t heartbeat);
 // The importer's signature of an import (kImportHasDigest) or withdrawal (kImportWithdrawn).
 std::string SignImportWith(const OriginSigner* signer, uint64_t cluster_tag,
                            const ImportedDigestEntry& entry);
@@ -51,6 +54,17 @@ class OriginSigs {
   // certificate (remembered), or an origin without keys in a cluster that does not require
   // signatures. Counted when refused.
   bool AdmitEpoch(std::string_view origin, uint64_t epoch, std::string_view cert);
+  // Whether what `origin` originates must carry its signature: it has sign keys here, or
+  // signatures are required.
+  bool Signs(std::string_view origin) const;
+  // Whether `sig` is `origin`'s valid beat signature of (epoch, heartbeat). Valid ones count in
+  // signatures_verified; the caller counts refusals.
+  bool VerifyBeat(std::string_view origin, uint64_t epoch, uint64_t heartbeat,
+                  std::string_view sig);
+  // Whether `cert` (an epoch certificate) or `beat_sig` (of `heartbeat`) is `origin`'s valid
+  // signature in `epoch`.
+  bool ProvesEpoch(std::string_view origin, uint64_t epoch, std::string_view cert,
+                   uint64_t heartbeat, std::string_view beat_sig);
   // The certificate known for (origin, epoch), or empty.
   std::string_view EpochCert(std::string_view origin, uint64_t epoch) const;
   // Replaces the members' sign keys (authorized_keys re-read): what arrives from now on is

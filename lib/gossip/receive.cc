@@ -36,14 +36,22 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
 Status GossipEngine::Impl::Dispatch(const WireFrame& frame, bool verified, int64_t now_ms) {
   Body body;
   PEERBLOOM_RETURN_IF_ERROR(DecodeBody(frame, &body));
-  PEERBLOOM_RETURN_IF_ERROR(membership_.CheckSender(frame.header, now_ms));
+  PEERBLOOM_RETURN_IF_ERROR(membership_.CheckSender(frame.header, now_ms, verified));
   const Member* sender = membership_.AcceptSender(frame.header, now_ms, verified);
   if (sender == nullptr) return Status::ResourceExhausted("member table is full");
   if (frame.header.sender_epoch < sender->epoch) {
     ++stats_.stale_dropped;  // a frame of an older incarnation
+    // Or the node restarted below an epoch it ran before: its join gets the entry this node
+    // holds of it, with the proof of that epoch (NoteOwnEpoch at the node).
+    const bool join =
+        frame.header.type == WireType::kDigest && (frame.digest.flags & kDigestReplyWanted) != 0;
+    if (verified && join && !sender->endpoint.empty()) {
+      outbox_.SendDigest(sender->endpoint, sender->public_key, false,
+                         dissemination_.KnownAs(*sender, now_ms));
+    }
     return Status::Ok();
   }
-  Deliver(frame, &body, *sender, now_ms);
+  Deliver(frame, &body, *sender, verified, now_ms);
   return Status::Ok();
 }
 
@@ -77,18 +85,20 @@ Status GossipEngine::Impl::DecodeBody(const WireFrame& frame, Body* body) {
 }
 
 void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Member& sender,
-                                 int64_t now_ms) {
+                                 bool verified, int64_t now_ms) {
   switch (frame.header.type) {
     case WireType::kDigest:
-      return OnDigest(frame, sender, now_ms);
+      return OnDigest(frame, sender, verified, now_ms);
     case WireType::kFullSummary: {
       const Summary& s = body->summary;
-      const Member* origin = membership_.AdvanceEpoch(s.origin, s.epoch, now_ms);
+      const Member* origin =
+          membership_.AdvanceEpoch(s.origin, s.epoch, now_ms, OwnWord(s.origin, sender, verified));
       return dissemination_.OnFull(s, frame.summary_bytes, origin, sender, now_ms, frame.state_sig);
     }
     case WireType::kDelta: {
       const SummaryDelta& d = body->delta;
-      const Member* origin = membership_.AdvanceEpoch(d.origin, d.epoch, now_ms);
+      const Member* origin =
+          membership_.AdvanceEpoch(d.origin, d.epoch, now_ms, OwnWord(d.origin, sender, verified));
       return dissemination_.OnDelta(frame, d, origin, sender, now_ms);
     }
     case WireType::kRequestFull:
@@ -104,16 +114,31 @@ void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Membe
   }
 }
 
-void GossipEngine::Impl::OnDigest(const WireFrame& frame, const Member& sender, int64_t now_ms) {
+// A summary or delta is its origin's own word when the origin signed it (DecodeBody checked
+// the signature) or sent it on its own link.
+bool GossipEngine::Impl::OwnWord(std::string_view origin, const Member& sender,
+                                 bool verified) const {
+  return sigs_.Signs(origin) || (verified && sender.id == origin);
+}
+
+void GossipEngine::Impl::OnDigest(const WireFrame& frame, const Member& sender, bool verified,
+                                  int64_t now_ms) {
   ++stats_.digests_in;
   const DigestBody& digest = frame.digest;
   int bad_certs = 0;
+  int bad_beats = 0;
   for (const DigestEntry& e : digest.entries) {
+    // What others say of this node's heartbeat is not taken (LocalNode::Beat); its epoch
+    // only when proven above its own (NoteOwnEpoch).
     if (e.origin == opt_.node_id) {
-      local_.NoteRemoteHeartbeat(e.epoch, e.heartbeat);
-    } else if (AdmitEpoch(e, &bad_certs)) {
-      membership_.Merge(e, now_ms);
+      NoteOwnEpoch(e, &bad_certs, now_ms);
+      continue;
     }
+    const bool own = verified && e.origin == sender.id;
+    const BeatClaim beat = CheckBeat(e, &bad_beats);
+    // A node's own entry needs no proof; its certificate is kept all the same, to relay.
+    const bool admitted = AdmitEpoch(e, beat == BeatClaim::kSigned, &bad_certs);
+    if (own || admitted) membership_.Merge(e, now_ms, own, beat);
   }
   if ((digest.flags & kDigestComplete) != 0) dissemination_.PushMissing(digest, sender, now_ms);
   if ((digest.flags & kDigestReplyWanted) != 0) {
@@ -126,12 +151,54 @@ void GossipEngine::Impl::OnDigest(const WireFrame& frame, const Member& sender, 
   dissemination_.RequestAnnounced(digest, sender, now_ms);
 }
 
+// This node restarted with an epoch below one it ran before (its epoch file was lost while
+// its clock was behind): peers that heard the earlier incarnation take its frames for an old
+// incarnation's. A peer's digest names the earlier epoch; proven by this node's own
+// signature (or, without a sign key, within the clock bounds), it is kept for the daemon to
+// start an epoch above it (SupersededEpoch).
+void GossipEngine::Impl::NoteOwnEpoch(const DigestEntry& e, int* bad_certs, int64_t now_ms) {
+  if (!local_.has_summary() || e.epoch <= local_.epoch() || e.epoch <= own_epoch_seen_) return;
+  if (sigs_.Signs(opt_.node_id)) {
+    if (*bad_certs > 0 ||
+        !sigs_.ProvesEpoch(opt_.node_id, e.epoch, e.epoch_cert, e.heartbeat, e.beat_sig)) {
+      ++*bad_certs;
+      ++stats_.epochs_refused;
+      return;
+    }
+  } else if (!membership_.Plausible(e.epoch, 0, now_ms)) {
+    return;
+  }
+  own_epoch_seen_ = e.epoch;
+}
+
+// docs/gossip.md, "Who speaks for a node's liveness". A signature is verified only when the
+// beat would change something (a newer epoch or heartbeat than the signed one held, or the
+// first signed one), so the beats repeated by every link cost a comparison. As with epoch
+// certificates, a frame gets one failed verification.
+BeatClaim GossipEngine::Impl::CheckBeat(const DigestEntry& e, int* bad_beats) {
+  if (!sigs_.Signs(e.origin)) return BeatClaim::kUnsigned;
+  const Member* m = membership_.Find(e.origin);
+  const bool signs = m != nullptr && m->beats_signed;
+  // A node that has not signed a beat here yet may run a version that does not sign them.
+  if (e.beat_sig.empty()) return signs ? BeatClaim::kNotTaken : BeatClaim::kUnsigned;
+  const bool newer = !signs || e.epoch > m->epoch ||
+                     (e.epoch == m->epoch && (e.heartbeat > m->heartbeat || m->beat_sig.empty()));
+  if (!newer) return BeatClaim::kNotTaken;
+  if (*bad_beats == 0 && sigs_.VerifyBeat(e.origin, e.epoch, e.heartbeat, e.beat_sig)) {
+    return BeatClaim::kSigned;
+  }
+  ++*bad_beats;
+  ++stats_.beats_refused;
+  return BeatClaim::kNotTaken;
+}
+
 // A relayed epoch newer than the one known needs the origin's certificate (OriginSigs says
-// when it may go without). The sender's own epoch is in the header of its authenticated link,
-// so this concerns the entries of others. A frame gets one failed verification: after it,
-// newer epochs with certificates are refused unchecked, so a hostile digest cannot make this
-// node spend a verification on each of its thousands of entries.
-bool GossipEngine::Impl::AdmitEpoch(const DigestEntry& e, int* bad_certs) {
+// when it may go without) or its valid beat signature in that epoch. The sender's own epoch is
+// in the header of its authenticated link, so this concerns the entries of others. A frame
+// gets one failed verification: after it, newer epochs with certificates are refused
+// unchecked, so a hostile digest cannot make this node spend a verification on each of its
+// thousands of entries.
+bool GossipEngine::Impl::AdmitEpoch(const DigestEntry& e, bool beat_signed, int* bad_certs) {
   const Member* m = membership_.Find(e.origin);
   const uint64_t known = m == nullptr ? 0 : m->epoch;
   if (e.epoch < known || (e.epoch == known && m != nullptr)) {
@@ -142,6 +209,14 @@ bool GossipEngine::Impl::AdmitEpoch(const DigestEntry& e, int* bad_certs) {
         ++*bad_certs;
         last_bad_cert_ = e.epoch_cert;
       }
+    }
+    return true;
+  }
+  if (beat_signed) {
+    // The beat vouches for the epoch; keep a certificate that came with it to pass it on.
+    if (!e.epoch_cert.empty() && *bad_certs == 0 &&
+        !sigs_.AdmitEpoch(e.origin, e.epoch, e.epoch_cert)) {
+      ++*bad_certs;
     }
     return true;
   }

@@ -157,6 +157,7 @@ void Dissemination::SendHeartbeats(bool self_fresh,
   DigestBody body;
   if (self_fresh && !self_advanced_) body.entries.push_back(self_->Entry());
   for (const auto& [m, with_contact] : fresh) {
+    if (!Provable(*m)) continue;
     const bool advanced = advanced_.erase(m->id) != 0;
     body.entries.push_back(EntryOf(*m, with_contact, now_ms, advanced || with_contact));
   }
@@ -175,11 +176,15 @@ void Dissemination::SendAnnouncements(int64_t now_ms) {
 
 void Dissemination::TakeAnnouncements(DigestBody* body, int64_t now_ms) {
   if (std::exchange(self_advanced_, false)) body->entries.push_back(self_->Entry());
-  for (const std::string& id : advanced_) {
-    const Member* m = members_.Find(id);
+  for (auto it = advanced_.begin(); it != advanced_.end();) {
+    const Member* m = members_.Find(*it);
+    if (m != nullptr && !Provable(*m)) {
+      ++it;  // announced once its epoch can be proven
+      continue;
+    }
     if (m != nullptr) body->entries.push_back(EntryOf(*m, false, now_ms));
+    it = advanced_.erase(it);
   }
-  advanced_.clear();
 }
 
 void Dissemination::SendToLinks(const DigestBody& body, int64_t now_ms) {

@@ -43,9 +43,11 @@ int64_t GossipEngine::Impl::NextDeadline() const {
 // The order matters: links are settled before anything is pushed on them, and members are
 // forgotten only after this round's frames to them are queued.
 void GossipEngine::Impl::Round(int64_t now_ms) {
+  // One beat per heartbeat interval on average, though beats happen only at rounds; after a
+  // stall, one beat and the schedule restarts (beats never come in a burst).
   if (now_ms >= next_heartbeat_ms_) {
     local_.Beat();
-    next_heartbeat_ms_ = now_ms + heartbeat_interval_ms_;
+    next_heartbeat_ms_ = std::max(next_heartbeat_ms_ + heartbeat_interval_ms_, now_ms);
   }
   RelinkNeighbours(now_ms);
   dissemination_.GraftLostLinks(membership_.Targets(now_ms));

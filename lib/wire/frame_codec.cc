@@ -72,35 +72,44 @@ Status ValidateEntry(const DigestEntry& e) {
     return Status::InvalidArgument("epoch certificate of '" + std::to_string(e.epoch_cert.size()) +
                                    "' bytes");
   }
+  if (!e.beat_sig.empty() && e.beat_sig.size() != kWireSignatureBytes) {
+    return Status::InvalidArgument("beat signature of '" + std::to_string(e.beat_sig.size()) +
+                                   "' bytes");
+  }
   return Status::Ok();
 }
 
-// Version 2: cert_count:varint (index:varint signature[64])*, indexes strictly ascending.
-void AppendEpochCerts(const std::vector<DigestEntry>& entries, std::string* out) {
+// A list of per-entry signatures (version 2: epoch certificates; version 3: beat signatures):
+// count:varint (index:varint signature[64])*, indexes strictly ascending.
+void AppendEntrySigs(const std::vector<DigestEntry>& entries, std::string DigestEntry::*field,
+                     std::string* out) {
   size_t count = 0;
-  for (const auto& e : entries) count += e.epoch_cert.empty() ? 0 : 1;
+  for (const auto& e : entries) count += (e.*field).empty() ? 0 : 1;
   PutVarint(out, count);
   for (size_t i = 0; i < entries.size(); ++i) {
-    if (entries[i].epoch_cert.empty()) continue;
+    if ((entries[i].*field).empty()) continue;
     PutVarint(out, i);
-    out->append(entries[i].epoch_cert);
+    out->append(entries[i].*field);
   }
 }
 
-Status DecodeEpochCerts(ByteReader* r, std::vector<DigestEntry>* entries) {
+// `what` names the signature in messages ("epoch certificate", "beat signature").
+Status DecodeEntrySigs(ByteReader* r, std::string_view what, std::string DigestEntry::*field,
+                       std::vector<DigestEntry>* entries) {
+  const std::string name(what);
   uint64_t count = 0;
-  if (!r->ReadVarint(&count)) return Truncated("epoch certificate count");
-  if (count > entries->size()) return Status::Corruption("more epoch certificates than entries");
+  if (!r->ReadVarint(&count)) return Truncated(name + " count");
+  if (count > entries->size()) return Status::Corruption("more " + name + "s than entries");
   uint64_t next = 0;  // the smallest index allowed
   for (uint64_t c = 0; c < count; ++c) {
     uint64_t index = 0;
     std::string_view sig;
-    if (!r->ReadVarint(&index)) return Truncated("epoch certificate index");
+    if (!r->ReadVarint(&index)) return Truncated(name + " index");
     if (index < next || index >= entries->size()) {
-      return Status::Corruption("epoch certificate index '" + std::to_string(index) + "'");
+      return Status::Corruption(name + " index '" + std::to_string(index) + "'");
     }
-    if (!r->ReadBytes(kWireSignatureBytes, &sig)) return Truncated("epoch certificate");
-    (*entries)[index].epoch_cert.assign(sig);
+    if (!r->ReadBytes(kWireSignatureBytes, &sig)) return Truncated(name);
+    ((*entries)[index].*field).assign(sig);
     next = index + 1;
   }
   return Status::Ok();
@@ -222,7 +231,14 @@ Status DecodeDigestBody(ByteReader* r, const WireLimits& limits, uint8_t version
   PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "digest entry count", &n));
   body->entries.resize(n);
   for (auto& e : body->entries) PEERBLOOM_RETURN_IF_ERROR(DecodeEntry(r, &e));
-  if (version >= 2) return DecodeEpochCerts(r, &body->entries);
+  if (version >= 2) {
+    PEERBLOOM_RETURN_IF_ERROR(
+        DecodeEntrySigs(r, "epoch certificate", &DigestEntry::epoch_cert, &body->entries));
+  }
+  if (version >= 3) {
+    PEERBLOOM_RETURN_IF_ERROR(
+        DecodeEntrySigs(r, "beat signature", &DigestEntry::beat_sig, &body->entries));
+  }
   return Status::Ok();
 }
 
@@ -328,18 +344,23 @@ Status EncodeDigestFrame(const WireHeader& header, const DigestBody& body, std::
   if ((body.flags & ~kDigestKnownFlags) != 0) {
     return Status::InvalidArgument("unknown digest flags '" + std::to_string(body.flags) + "'");
   }
-  const bool v2 = LayoutVersion(header) >= 2;
+  const uint8_t version = LayoutVersion(header);
   for (const auto& e : body.entries) {
     PEERBLOOM_RETURN_IF_ERROR(ValidateEntry(e));
-    if (!v2 && !e.epoch_cert.empty()) {
+    if (version < 2 && !e.epoch_cert.empty()) {
       return Status::InvalidArgument("epoch certificate in a version 1 frame");
+    }
+    if (version < 3 && !e.beat_sig.empty()) {
+      return Status::InvalidArgument("beat signature in a version " + std::to_string(version) +
+                                     " frame");
     }
   }
   AppendHeader(header, WireType::kDigest, out);
   PutU8(out, body.flags);
   PutVarint(out, body.entries.size());
   for (const auto& e : body.entries) AppendEntry(e, out);
-  if (v2) AppendEpochCerts(body.entries, out);
+  if (version >= 2) AppendEntrySigs(body.entries, &DigestEntry::epoch_cert, out);
+  if (version >= 3) AppendEntrySigs(body.entries, &DigestEntry::beat_sig, out);
   return Status::Ok();
 }
 

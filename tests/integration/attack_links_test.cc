@@ -164,22 +164,25 @@ TEST_F(AttackLinks, SpeakingForAnotherNodeIsRefused) {
   }
 }
 
-// (a) continued: the largest epoch claimed for the victim in a digest, from a node that does
-// not hear the victim itself (the late node, linked to the attacker only at first).
-TEST_F(AttackLinks, ImplausibleEpochsAndHeartbeatsAreRefused) {
+// (a) continued: unsigned claims about a node this one has not heard yet (the late node has
+// no sign key), beyond the clock bounds, are refused. What the attacker says of itself on its
+// own link is its own word and harms only itself.
+TEST_F(AttackLinks, ImplausibleClaimsAboutOthersAreRefused) {
   zmq::socket_t s = Connect(a_, bad_public_, bad_secret_);
   s.send(zmq::buffer(Digest(Header("test-client", epoch_, 1), {})));
   ASSERT_TRUE(WaitFor([&] { return !PeerOf(a_, "test-client").is_null(); }, kWaitDeadline));
   // Its own heartbeat jumping, then a far-future epoch of its own.
   s.send(zmq::buffer(Digest(Header("test-client", epoch_, kMax), {})));
   s.send(zmq::buffer(Digest(Header("test-client", kMax, 1), {})));
+  EXPECT_TRUE(WaitFor([&] { return PeerOf(a_, "test-client").value("epoch", uint64_t{0}) == kMax; },
+                      kWaitDeadline));
   // Claims about a node this one has not heard yet.
-  s.send(zmq::buffer(Digest(Header("test-client", epoch_, 2),
+  s.send(zmq::buffer(Digest(Header("test-client", kMax, 2),
                             {Entry("late", kMax, 1), Entry("late", epoch_, kMax)})));
   EXPECT_TRUE(
-      WaitFor([&] { return Counter(a_, "gossip", "implausible_epochs") >= 2; }, kWaitDeadline));
+      WaitFor([&] { return Counter(a_, "gossip", "implausible_epochs") >= 1; }, kWaitDeadline));
   EXPECT_TRUE(
-      WaitFor([&] { return Counter(a_, "gossip", "implausible_heartbeats") >= 2; }, kWaitDeadline));
+      WaitFor([&] { return Counter(a_, "gossip", "implausible_heartbeats") >= 1; }, kWaitDeadline));
   // The real late node joins and is a live member everywhere.
   ASSERT_TRUE(late_->Start(options_, {a_})) << late_->log_tail();
   EXPECT_TRUE(

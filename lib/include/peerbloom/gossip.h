@@ -225,11 +225,13 @@ struct GossipStats {
   uint64_t signatures_verified = 0;  // origin signatures checked and found valid
   uint64_t signatures_refused = 0;   // summaries and deltas refused: unsigned or bad signature
   uint64_t epochs_refused = 0;       // relayed epochs refused: no valid epoch certificate
+  uint64_t beats_refused = 0;        // relayed heartbeats refused: a beat signature not valid
   // Additions (docs/gossip.md, "Who may be a member").
-  uint64_t sender_mismatch = 0;         // frames naming a sender other than their link's node
-  uint64_t members_unlisted = 0;        // entries or senders naming a node id not listed
+  uint64_t sender_mismatch = 0;   // frames naming a sender other than their link's node
+  uint64_t members_unlisted = 0;  // entries or senders naming a node id not listed
+  // Unsigned claims, from others than the node itself, beyond the clock bounds.
   uint64_t implausible_epochs = 0;      // epochs too far ahead of the wall clock
-  uint64_t implausible_heartbeats = 0;  // heartbeats advancing faster than possible
+  uint64_t implausible_heartbeats = 0;  // heartbeats beyond what the epoch's age allows
   uint64_t claims_corrected = 0;        // a node's own frame overrode what others claimed of it
   uint64_t contacts_refused = 0;        // endpoints or keys not bound to the node id
   uint64_t members_revoked = 0;         // members dropped when the allow-list lost them
@@ -304,6 +306,12 @@ class GossipEngine {
   // Every known member except this node, alive or dead, sorted by node id.
   std::vector<PeerInfo> Peers(int64_t now_ms) const;
   const GossipStats& stats() const;
+  // Addition: an epoch of this node that a peer named, proven by this node's signature (or,
+  // without a sign key, within the clock bounds), above the epoch it runs; 0 when none. The
+  // node restarted below an earlier incarnation (its epoch file lost while its clock was
+  // behind), so its peers would take its frames for the old incarnation's: the caller should
+  // publish a full summary in an epoch above it.
+  uint64_t SupersededEpoch() const;
   // The latest summary held for a node (for `summary dump`). NotFound if none.
   Status GetSummary(std::string_view node_id, Summary* out) const;
 

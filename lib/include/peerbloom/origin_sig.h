@@ -40,7 +40,8 @@ enum class SignedKind : uint8_t {
   kEpoch = 3,            // an epoch certificate: origin runs incarnation `epoch`
   kImport = 4,           // an imported Squid digest (the importer signs)
   kImportWithdrawn = 5,  // the importer stopped importing it
-  kBroadcast = 6         // a relay broadcast: version = message id, SHA-256 of RelaySignedBytes
+  kBroadcast = 6,        // a relay broadcast: version = message id, SHA-256 of RelaySignedBytes
+  kBeat = 7              // a heartbeat: origin is alive in `epoch` at heartbeat `version`
 };
 
 struct OriginClaim {

@@ -27,8 +27,10 @@ namespace peerbloom {
 // Frozen constants. Never renumber, never reuse a number.
 inline constexpr char kWireMagic[4] = {'P', 'B', 'G', 'W'};
 // Version 2 appends origin signatures to summary, delta and digest bodies (docs/security.md,
-// "Signed origins"); version 1 readers skip them, so the minimum reader stays 1.
-inline constexpr uint8_t kWireVersion = 2;
+// "Signed origins"); version 3 appends the origins' heartbeat signatures to digest bodies
+// (docs/gossip.md, "Who speaks for a node's liveness"). Older readers skip what they do not
+// know, so the minimum reader stays 1.
+inline constexpr uint8_t kWireVersion = 3;
 inline constexpr uint8_t kWireMinReaderVersion = 1;
 
 enum class WireType : uint8_t {
@@ -103,6 +105,10 @@ struct DigestEntry {
   // Addition (version 2). Empty, or the origin's 64-byte Ed25519 signature of
   // (kEpoch, origin, epoch): its epoch certificate, checked before a relayed epoch is adopted.
   std::string epoch_cert;
+  // Addition (version 3). Empty, or the origin's 64-byte Ed25519 signature of (kBeat, origin,
+  // epoch, version = heartbeat): the origin's own word that it was alive at that heartbeat.
+  // A relayed heartbeat of an origin that signs its beats is taken only with it.
+  std::string beat_sig;
   bool operator==(const DigestEntry&) const = default;
 };
 

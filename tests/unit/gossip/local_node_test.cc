@@ -89,17 +89,16 @@ TEST(LocalNode, AnnouncesAFullSummaryThenOneDeltaOfTheNetFlips) {
   EXPECT_TRUE(n.DeltasFrom(2).empty());
 }
 
-TEST(LocalNode, HeartbeatJumpsPastOneRememberedByPeers) {
+TEST(LocalNode, HeartbeatAdvancesOnlyByItsOwnBeats) {
   LocalNode n(Options());
   n.Start();
   EXPECT_EQ(n.heartbeat(), 1u);
-  n.NoteRemoteHeartbeat(0, 41);
-  EXPECT_EQ(n.heartbeat(), 42u);
+  for (int i = 0; i < 5; ++i) n.Beat();
+  EXPECT_EQ(n.heartbeat(), 6u);
   EXPECT_TRUE(n.TakeFresh());
-  n.NoteRemoteHeartbeat(0, 10);  // behind ours: nothing
-  n.NoteRemoteHeartbeat(7, 99);  // another epoch: nothing
-  EXPECT_EQ(n.heartbeat(), 42u);
   EXPECT_FALSE(n.TakeFresh());
+  EXPECT_EQ(n.Entry().heartbeat, 6u);
+  EXPECT_TRUE(n.Entry().beat_sig.empty());  // no signer: unsigned beats
 }
 
 }  // namespace

@@ -133,9 +133,9 @@ TEST(WireFrame, GoldenRequestFrame) {
   h.sender_heartbeat = 300;
   std::string bytes;
   ASSERT_TRUE(EncodeRequestFullFrame(h, {{"b", 300, 5}}, &bytes).ok());
-  // magic, version 2, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
+  // magic, version 3, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
   // heartbeat 300 (varint ac 02), "tcp://x:1", empty key, 1 request: "b", epoch 300, have 5.
-  const std::string expected = std::string("PBGW\x02\x01\x04\x02", 8) +
+  const std::string expected = std::string("PBGW\x03\x01\x04\x02", 8) +
                                "\x88\x77\x66\x55\x44\x33\x22\x11" +
                                std::string(
                                    "\x01"
@@ -219,14 +219,14 @@ TEST(WireFrame, VersionsAndTypes) {
   EXPECT_EQ(s.message(), "unknown message type '99'");
 
   bad = frame;
-  bad[4] = 4;  // version 4, needs reader 3
-  bad[5] = 3;
+  bad[4] = 5;  // version 5, needs reader 4
+  bad[5] = 4;
   s = DecodeFrame(bad, WireLimits(), &f);
   EXPECT_TRUE(s.IsNotSupported());
-  EXPECT_EQ(s.message(), "frame needs reader version '3', this is '2'");
+  EXPECT_EQ(s.message(), "frame needs reader version '4', this is '3'");
 
   bad = frame;
-  bad[4] = 3;  // a newer writer readable by version 2 may append fields
+  bad[4] = 4;  // a newer writer readable by version 3 may append fields
   bad += "future";
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).ok());
   EXPECT_EQ(f.requests.size(), 2u);
@@ -244,9 +244,9 @@ TEST(WireFrame, VersionsAndTypes) {
   bad = frame;
   bad[5] = 0;  // minimum reader 0 is never written
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).IsCorruption());
-  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 2
+  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 3
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(),
-            "bad frame version '2' with minimum reader '2'");
+            "bad frame version '3' with minimum reader '2'");
 }
 
 TEST(WireFrame, LimitsAreEnforced) {
@@ -324,7 +324,7 @@ TEST(WireFrame, SignaturesRoundTripAfterTheCodecBytes) {
 TEST(WireFrame, BadSignatureFieldsAreRefused) {
   std::string out;
   EXPECT_EQ(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "c", &out, "short").message(),
-            "summary signature of '5' bytes in a version '2' frame");
+            "summary signature of '5' bytes in a version '3' frame");
   EXPECT_EQ(
       EncodeSummaryFrame(SampleHeader(), WireType::kFullSummary, "c", &out, kStateSig, kDeltaSig)
           .message(),
@@ -342,6 +342,9 @@ TEST(WireFrame, BadSignatureFieldsAreRefused) {
   body.entries[0].epoch_cert = "short";
   EXPECT_EQ(EncodeDigestFrame(SampleHeader(), body, &out).message(),
             "epoch certificate of '5' bytes");
+  body = SampleDigest();
+  body.entries[1].beat_sig = "short";
+  EXPECT_EQ(EncodeDigestFrame(SampleHeader(), body, &out).message(), "beat signature of '5' bytes");
 }
 
 TEST(WireFrame, EpochCertificatesAreCanonical) {
@@ -352,8 +355,10 @@ TEST(WireFrame, EpochCertificatesAreCanonical) {
   WireFrame f;
   ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
   EXPECT_EQ(f.digest, body);
-  // count 2, index 0, cert, index 1, cert: swapping the indexes is not canonical.
-  const size_t tail = bytes.size() - 2 * (1 + kWireSignatureBytes);
+  // count 2, index 0, cert, index 1, cert, then no beat signatures (count 0): swapping the
+  // indexes is not canonical.
+  ASSERT_EQ(bytes.back(), '\0');
+  const size_t tail = bytes.size() - 1 - 2 * (1 + kWireSignatureBytes);
   ASSERT_EQ(bytes[tail - 1], '\x02');
   std::string bad = bytes;
   bad[tail] = 1;
@@ -365,6 +370,36 @@ TEST(WireFrame, EpochCertificatesAreCanonical) {
   bad = bytes;
   bad[tail - 1] = 3;
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "more epoch certificates than entries");
+}
+
+// Version 3: each entry's beat signature, in a list after the epoch certificates.
+TEST(WireFrame, BeatSignaturesFollowTheEpochCertificates) {
+  DigestBody body = SampleDigest();
+  body.entries[1].beat_sig = std::string(kWireSignatureBytes, 'B');
+  std::string bytes;
+  ASSERT_TRUE(EncodeDigestFrame(SampleHeader(), body, &bytes).ok());
+  EXPECT_EQ(bytes.substr(bytes.size() - 2 - kWireSignatureBytes),
+            std::string("\x01\x01", 2) + std::string(kWireSignatureBytes, 'B'));
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.digest, body);
+  std::string bad = bytes;
+  bad[bad.size() - 1 - kWireSignatureBytes] = 2;  // past the entries
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "beat signature index '2'");
+  bad = bytes;
+  bad[bad.size() - 2 - kWireSignatureBytes] = 3;
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "more beat signatures than entries");
+  for (size_t n = bytes.size() - 2 - kWireSignatureBytes; n < bytes.size(); ++n) {
+    EXPECT_TRUE(DecodeFrame(bytes.substr(0, n), WireLimits(), &f).IsCorruption()) << n;
+  }
+  // A version 2 writer has no place for them; a version 2 frame decodes without them.
+  WireHeader v2 = SampleHeader();
+  v2.version = 2;
+  EXPECT_EQ(EncodeDigestFrame(v2, body, &bytes).message(), "beat signature in a version 2 frame");
+  body.entries[1].beat_sig.clear();
+  ASSERT_TRUE(EncodeDigestFrame(v2, body, &bytes).ok());
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.digest, body);
 }
 
 // What an older node writes: the version 1 layout, without signatures, decodes and
