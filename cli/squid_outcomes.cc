@@ -7,41 +7,21 @@
 #include <fstream>
 
 #include "cli/tool_util.h"
+#include "peerbloom/squid_route_log.h"
 
 namespace peerbloom::cli {
-namespace {
-
-std::string_view Field(std::string_view* line) {
-  const size_t start = line->find_first_not_of(' ');
-  if (start == std::string_view::npos) return *line = {}, std::string_view();
-  line->remove_prefix(start);
-  const size_t end = line->find(' ');
-  const std::string_view field = line->substr(0, end);
-  line->remove_prefix(end == std::string_view::npos ? line->size() : end);
-  return field;
-}
-
-bool EndsWith(std::string_view s, std::string_view tail) {
-  return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
-}
-
-}  // namespace
-
 RouteOutcome ParseOutcomeLine(std::string_view line, std::string* peer) {
-  Field(&line);  // time
-  const std::string_view note = Field(&line);
-  Field(&line);  // Squid status / HTTP status
-  const std::string_view hier = Field(&line);
-  if (note.empty() || note == "-" || hier.empty()) return RouteOutcome::kNotRouted;
-  const std::string_view code = hier.substr(0, hier.find('/'));
-  // Several values of one note are logged ","-separated: the helper sends one.
-  *peer = std::string(note.substr(0, note.find(',')));
-  if (EndsWith(code, "_PARENT") || EndsWith(code, "_SIBLING") || EndsWith(code, "PARENT_HIT") ||
-      EndsWith(code, "SIBLING_HIT")) {
-    return RouteOutcome::kHit;
+  RouteLogEntry e = ParseRouteLogLine(line);
+  switch (e.outcome) {
+    case RouteLogOutcome::kPeer:
+      *peer = std::move(e.peer);
+      return RouteOutcome::kHit;
+    case RouteLogOutcome::kDirect:
+      *peer = std::move(e.peer);
+      return RouteOutcome::kFalseHit;
+    default:
+      return RouteOutcome::kNotRouted;
   }
-  if (code == "HIER_DIRECT") return RouteOutcome::kFalseHit;
-  return RouteOutcome::kNotRouted;
 }
 
 bool OutcomeTally::Add(std::string_view line) {

@@ -1,13 +1,7 @@
-// What became of routed requests, read from a Squid access log in the `peerbloom` logformat
-// (configs/squid/peerbloom-routing.conf, docs/squid.md):
-//
-//   logformat peerbloom %ts.%03tu %{peer}note %Ss/%03>Hs %Sh/%<a %>ru
-//
-// A line whose `peer` note is "-" was not routed. Otherwise the hierarchy code says how the
-// request was served: by a parent or sibling (FIRSTUP_PARENT, ANY_OLD_PARENT, ...) it was a
-// hit at the peer; DIRECT after the peer answered that it does not hold the URL (a 504 to
-// only-if-cached) it was a false hit; HIER_NONE (a local hit, or refused before forwarding)
-// it was not routed at all.
+// `peerbloom squid-outcomes`: counts a route log (peerbloom/squid_route_log.h) and reports
+// the outcomes to a daemon with the `report` operation, for a daemon that does not read the
+// log itself (its `squid_route_log` setting). A request that went direct counts as a false
+// hit here: only a daemon that reads the log can tell an unreachable peer apart.
 #ifndef PEERBLOOM_CLI_SQUID_OUTCOMES_H_
 #define PEERBLOOM_CLI_SQUID_OUTCOMES_H_
 

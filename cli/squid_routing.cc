@@ -73,6 +73,26 @@ int RunReport(const GlobalOptions& g, const std::string& outcome, const std::str
   return 0;
 }
 
+// Squid runs the helper as its own user (proxy): through the who-has socket it needs no token
+// and no access to the daemon's control endpoint, only the socket's group.
+int StartSquidHelper(const GlobalOptions& g, SquidHelperOptions* o, const std::string& socket,
+                     bool socket_given) {
+  if (!g.config_path.empty()) {
+    client::ClientConfig config;
+    Status s = client::LoadClientConfig(g.config_path, &config);
+    if (!s.ok()) return Error(s);
+    o->names = config.squid_peer_names;
+    o->node_id = config.node_id;
+    if (g.control.empty()) o->who_has_socket = config.who_has_socket;
+  }
+  if (socket_given) o->who_has_socket = socket;
+  if (!o->who_has_socket.empty()) return RunSquidHelper(*o, STDIN_FILENO, STDOUT_FILENO);
+  Status s = ResolveControl(g, &o->control);
+  if (s.ok()) s = ResolveToken(g, o->control, &o->token);
+  if (!s.ok()) return Error(s);
+  return RunSquidHelper(*o, STDIN_FILENO, STDOUT_FILENO);
+}
+
 int RunOutcomes(const GlobalOptions& g, const std::string& path, bool follow) {
   std::string endpoint;
   std::map<std::string, std::string> names;
@@ -135,12 +155,12 @@ Runner SetUpSquidHelper(CLI::App* sub, const GlobalOptions* g) {
       ->check(CLI::Range(0, 3600000));
   sub->add_option("--max-batch", o->max_batch, "requests per who-has call (default 4096)")
       ->check(CLI::Range(1, 1000000));
-  return [g, o] {
-    Status s = Resolve(*g, &o->control, &o->names);
-    if (s.ok()) s = ResolveToken(*g, o->control, &o->token);
-    if (!s.ok()) return Error(s);
-    return RunSquidHelper(*o, STDIN_FILENO, STDOUT_FILENO);
-  };
+  auto socket = std::make_shared<std::string>();
+  CLI::Option* socket_option = sub->add_option(
+      "--who-has-socket", *socket,
+      "the daemon's who-has socket (default: who_has_socket of --config, unless --control is "
+      "given); \"\" asks through the control endpoint");
+  return [g, o, socket, socket_option] { return StartSquidHelper(*g, o.get(), *socket, socket_option->count() > 0); };
 }
 
 Runner SetUpReport(CLI::App* sub, const GlobalOptions* g) {

@@ -261,6 +261,7 @@ const std::vector<Column>& PeerColumns() {
       {"ROUTED", "routing/routed"},
       {"HITS", "routing/hits"},
       {"FALSE HITS", "routing/false_hits"},
+      {"UNREACHABLE", "routing/unreachable"},
       {"FALSE-HIT RATE", "routing/false_hit_rate"},
       {"EST. FPR", "routing/estimated_fpr"},
   };

@@ -55,6 +55,12 @@ constexpr TopRow kRows[] = {
     {"malformed messages in", "gossip/malformed_in", Unit::kPlain, true},
     {"queue drops", "gossip/queue_dropped", Unit::kPlain, true},
     {"handshakes refused", "transport/zap_denied", Unit::kPlain, true},
+    {"routed to peers: hits", "routing/hits", Unit::kPlain, true},
+    {"routed to peers: false hits", "routing/false_hits", Unit::kPlain, true},
+    {"routed to peers: unreachable", "routing/unreachable", Unit::kPlain, true},
+    {"squid helper: peer named", "routing/helper/answered_peer", Unit::kPlain, true},
+    {"squid helper: no peer", "routing/helper/answered_none", Unit::kPlain, true},
+    {"squid helper: errors", "routing/helper/errors", Unit::kPlain, true},
 };
 
 // The value at `path` (components split by '/'), summed over arrays at '*'; null when absent.

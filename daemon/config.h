@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -102,6 +103,17 @@ struct Config {
   // (daemon/who_has_socket.h).
   std::string who_has_socket;
   bool who_has_socket_set = false;  // whether the file sets `who_has_socket`
+  // Default: "" (the socket is the daemon's user's alone, mode 0600). A group given access to
+  // the who-has socket (mode 0660), such as Squid's `proxy` for its helper. The daemon's user
+  // must be a member, and every directory above the socket searchable by the group.
+  std::string who_has_socket_group;
+  // Default: "" (not read). Squid's route log, the access log in the `peerbloom` logformat
+  // (peerbloom/squid_route_log.h): the daemon follows it and counts what became of the
+  // requests routed to peers (hits, false hits, unreachable peers).
+  std::string squid_route_log;
+  // Default: empty. Node id -> Squid cache_peer name (the helper answers the name; the route
+  // log names the peer by it).
+  std::map<std::string, std::string> squid_peer_names;
   // Default: 0 (off). How long (us) the loop keeps polling without sleeping after
   // it answered a control or who-has-socket request, at most 10 ms.
   int64_t control_busy_poll_us = 0;

@@ -87,7 +87,8 @@ constexpr KeySpec kKeys[] = {
     {"squid_peer_names", "table", "{}",
      "node id -> Squid cache_peer name, for `peerbloom squid-helper`",
      [](Parser& p, const N& n, std::string_view) {
-       // The daemon only checks it: the helper reads it (lib/client/client_config.cc).
+       // The helper reads it too (lib/client/client_config.cc); the daemon maps the route
+       // log's cache_peer names back to node ids with it.
        const toml::table* table = n.as_table();
        if (table == nullptr) return p.Error(n, "'squid_peer_names' must be a table");
        for (auto&& [id, v] : *table) {
@@ -95,8 +96,14 @@ constexpr KeySpec kKeys[] = {
            return p.Error(v, "'squid_peer_names." + std::string(id.str()) +
                                  "' must be 1-64 characters of [A-Za-z0-9._-]");
          }
+         p.c().squid_peer_names[std::string(id.str())] = *v.value<std::string>();
        }
        return Status::Ok();
+     }},
+    {"squid_route_log", "string", "\"\"",
+     "Squid's route log (logformat peerbloom), read to count routed requests' outcomes",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.String(n, key, &p.c().squid_route_log);
      }},
     // Filter.
     {"capacity", "integer", "1000000", "keys the counting filter is sized for",
@@ -173,6 +180,11 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        p.c().who_has_socket_set = true;
        return p.String(n, key, &p.c().who_has_socket);
+     }},
+    {"who_has_socket_group", "string", "\"\"",
+     "a group given access to the who-has socket (mode 0660), e.g. \"proxy\"",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.String(n, key, &p.c().who_has_socket_group);
      }},
     {"control_busy_poll", "string", "\"0us\"", "polling without sleep after a request",
      [](Parser& p, const N& n, std::string_view key) {

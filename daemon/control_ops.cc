@@ -137,7 +137,9 @@ Status ControlOps::Rebuild(const ControlCall& call) {
 }
 
 // {"op":"report","outcome":"hit"|"miss","node":ID}: one outcome per body line (the URLs, which
-// are not looked at), or "count" outcomes when the body is empty.
+// are not looked at), or "count" outcomes when the body is empty, at most kMaxReportCount.
+constexpr uint64_t kMaxReportCount = 1000000000;
+
 Status ControlOps::Report(const ControlCall& call) {
   const std::string outcome = call.request.value("outcome", std::string());
   if (outcome != "hit" && outcome != "miss") {
@@ -149,7 +151,12 @@ Status ControlOps::Report(const ControlCall& call) {
   for (char c : call.body) count += c == '\n' ? 1 : 0;
   if (!call.body.empty() && call.body.back() != '\n') ++count;
   if (call.body.empty()) count = call.request.value("count", uint64_t{1});
-  c_.parts.routes.Report(node, outcome == "hit", count);
+  if (count > kMaxReportCount) {
+    return Status::InvalidArgument("'count' must be at most " + std::to_string(kMaxReportCount) +
+                                   ", got " + std::to_string(count));
+  }
+  c_.parts.routes.Report(node, outcome == "hit" ? RouteOutcome::kHit : RouteOutcome::kFalseHit,
+                         count);
   const RouteCounts counts = c_.parts.routes.For(node);
   (*call.reply)["node"] = node;
   (*call.reply)["counted"] = count;

@@ -303,11 +303,15 @@ Status Daemon::Start() {
   PEERBLOOM_RETURN_IF_ERROR(SecureControl());
   PEERBLOOM_RETURN_IF_ERROR(control_->Start());
   if (!config_.who_has_socket.empty()) {
-    who_has_socket_ = std::make_unique<WhoHasSocket>(config_.who_has_socket);
+    who_has_socket_ =
+        std::make_unique<WhoHasSocket>(config_.who_has_socket, config_.who_has_socket_group);
     PEERBLOOM_RETURN_IF_ERROR(who_has_socket_->Start());
   }
   PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
   PEERBLOOM_RETURN_IF_ERROR(StartRelay());
+  if (!config_.squid_route_log.empty()) {
+    route_log_ = std::make_unique<RouteLogFeed>(config_.squid_route_log, config_.squid_peer_names);
+  }
   digests_ = std::make_unique<DigestImporter>(engine_.get());
   PEERBLOOM_RETURN_IF_ERROR(digests_->Start(config_));
   WireControl();
@@ -325,7 +329,8 @@ Status Daemon::Start() {
 // The stats answers and the control operations read the parts Start made; they are built
 // last and hold references to them.
 void Daemon::WireControl() {
-  const DaemonParts parts{config_, advertise_, *store_, *engine_, feeds_, routes_};
+  const DaemonParts parts{config_, advertise_, *store_, *engine_,   feeds_,
+                          routes_,  helper_reports_, route_log_};
   const StatsSources sources{parts,     start_ms_,      *transport_,     *control_,
                              *digests_, publish_stats_, snapshot_stats_, snapshot_path_,
                              reloads_,  *relay_,        fault_stats_};
@@ -404,6 +409,7 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
         return s;
       });
   PollFeeds(items, feeds_at, now);
+  PollRouteLog(now);
   digests_->Poll(now);
   MaybeStartNewEpoch(now);
   MaybePublish(now);
@@ -485,6 +491,26 @@ void Daemon::PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, 
       feeds_behind_ |= feed.Poll(store_.get(), now);
     }
   }
+}
+
+// The route log is read on the feeds' timer; requests that went direct are settled against
+// the peers' liveness as often.
+void Daemon::PollRouteLog(int64_t now) {
+  if (!route_log_ || now < next_route_log_poll_ms_) return;
+  next_route_log_poll_ms_ = now + kFeedPollMs;
+  const bool more = route_log_->Poll(now, WallMs(), &routes_);
+  if (more) next_route_log_poll_ms_ = now;
+  if (routes_.pending() == 0) return;
+  std::map<std::string, int64_t, std::less<>> heard;
+  for (const PeerInfo& p : engine_->Peers(now)) {
+    if (p.last_heard_ms != 0) heard[p.node_id] = p.last_heard_ms;
+  }
+  routes_.Settle(now, config_.failure_timeout_ms,
+                 [&heard](std::string_view node) -> std::optional<int64_t> {
+                   const auto it = heard.find(node);
+                   if (it == heard.end()) return std::nullopt;
+                   return it->second;
+                 });
 }
 
 // A peer proved an epoch of this node above the one it runs (GossipEngine::SupersededEpoch):

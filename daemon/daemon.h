@@ -41,6 +41,7 @@
 #include "daemon/metrics_report.h"
 #include "daemon/metrics_server.h"
 #include "daemon/relay_service.h"
+#include "daemon/route_log_feed.h"
 #include "daemon/sd_notify.h"
 #include "daemon/snapshot_writer.h"
 #include "daemon/stats_report.h"
@@ -102,6 +103,7 @@ class Daemon {
   int64_t NextDeadline(int64_t now) const;
   void PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, int64_t now);
   void MaybeStartNewEpoch(int64_t now);
+  void PollRouteLog(int64_t now);
   void MaybePublish(int64_t now);
   void Publish(int64_t now);
   void FlushOutgoing(int64_t now);
@@ -127,6 +129,7 @@ class Daemon {
                 nlohmann::json* reply);
   // Answers the who-has socket's lines (node ids per line).
   void WhoHasLines(std::string_view lines, std::string* out);
+  void WhoHasLookups(std::string_view lines, std::string* out);
   // Looks up each line of `body` (URLs, or key tokens when `keys`), answers in order to `sink`.
   void RunWhoHas(std::string_view body, bool keys, const WhoHasBatch::Sink& sink);
   // Polls without sleeping while the busy-poll window after the last request lasts, then
@@ -180,6 +183,9 @@ class Daemon {
   PublishStats publish_stats_;
   SnapshotStats snapshot_stats_;
   RouteOutcomes routes_;
+  std::unique_ptr<RouteLogFeed> route_log_;  // null without squid_route_log
+  int64_t next_route_log_poll_ms_ = 0;
+  HelperReports helper_reports_;
   std::unique_ptr<SnapshotWriter> snapshot_writer_;
   struct {
     uint64_t changes = 0;

@@ -105,8 +105,28 @@ Status Daemon::WhoHas(const nlohmann::json& request, std::string_view body, nloh
   return Status::Ok();
 }
 
-// The who-has socket's answer lines name nodes by id: there is no table to index.
+// The who-has socket's answer lines name nodes by id: there is no table to index. A line
+// that starts with kHelperReportPrefix is a Squid helper's report (answered with an empty
+// line); lookups around it are answered in order.
 void Daemon::WhoHasLines(std::string_view lines, std::string* out) {
+  size_t report = lines.find(kHelperReportPrefix);
+  while (report != std::string_view::npos) {
+    if (report > 0 && lines[report - 1] != '\n') {
+      report = lines.find(kHelperReportPrefix, report + 1);
+      continue;
+    }
+    WhoHasLookups(lines.substr(0, report), out);
+    const size_t end = lines.find('\n', report);
+    helper_reports_.Report(lines.substr(report, end - report), clock_->NowMs());
+    out->push_back('\n');
+    lines.remove_prefix(end + 1);
+    report = lines.find(kHelperReportPrefix);
+  }
+  WhoHasLookups(lines, out);
+}
+
+void Daemon::WhoHasLookups(std::string_view lines, std::string* out) {
+  if (lines.empty()) return;
   RunWhoHas(lines, false, [this, out](const WhoHasAnswer& answer) {
     if (!answer.valid) {
       out->append("!\n");

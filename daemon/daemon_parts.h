@@ -10,7 +10,9 @@
 
 #include "daemon/config.h"
 #include "daemon/feed.h"
+#include "daemon/helper_reports.h"
 #include "daemon/local_store.h"
+#include "daemon/route_log_feed.h"
 #include "daemon/route_outcomes.h"
 #include "peerbloom/gossip.h"
 
@@ -23,6 +25,8 @@ struct DaemonParts {
   const GossipEngine& engine;
   const std::vector<std::unique_ptr<Feed>>& feeds;
   RouteOutcomes& routes;  // outcomes of requests routed to peers
+  const HelperReports& helpers;  // what Squid's helpers answered
+  const std::unique_ptr<RouteLogFeed>& route_log;  // null without squid_route_log
 };
 
 }  // namespace peerbloom::daemon

@@ -264,13 +264,40 @@ const Metric kMetrics[] = {
     {"peerbloom_peer_bytes_total", "counter", "peer, direction=in|out",
      "bytes of those frames",
      [](const Context& c, Writer& w) { Traffic2(w, c.loop.in_by_peer(), OutByPeer(c), "peer", true); }},
-    {"peerbloom_peer_routed_total", "counter", "peer, outcome=hit|false_hit",
+    {"peerbloom_peer_routed_total", "counter", "peer, outcome=hit|false_hit|unreachable",
      "requests a cache routed to the member because its summary claimed the URL, by outcome",
      [](const Context& c, Writer& w) {
        for (const auto& [node, counts] : c.s.parts.routes.nodes()) {
          w.Sample({{"peer", node}, {"outcome", "hit"}}, counts.hits);
          w.Sample({{"peer", node}, {"outcome", "false_hit"}}, counts.false_hits);
+         w.Sample({{"peer", node}, {"outcome", "unreachable"}}, counts.unreachable);
        }
+     }},
+    // Squid's helpers, as they report what they answered (docs/squid.md).
+    {"peerbloom_squid_helper_answers_total", "counter", "answer=peer|none|invalid|error",
+     "answers Squid's helpers gave: a peer named, no peer, not a URL, ERR for want of the "
+     "daemon",
+     [](const Context& c, Writer& w) {
+       const HelperCounts t = c.s.parts.helpers.Totals();
+       w.Sample({{"answer", "peer"}}, t.peer);
+       w.Sample({{"answer", "none"}}, t.none);
+       w.Sample({{"answer", "invalid"}}, t.invalid);
+       w.Sample({{"answer", "error"}}, t.Errors());
+     }},
+    {"peerbloom_squid_helper_errors_total", "counter",
+     "cause=no_socket|denied|refused|timeout|other",
+     "helper answers ERR because the daemon could not be asked, by cause",
+     [](const Context& c, Writer& w) {
+       const HelperCounts t = c.s.parts.helpers.Totals();
+       w.Sample({{"cause", "no_socket"}}, t.no_socket);
+       w.Sample({{"cause", "denied"}}, t.denied);
+       w.Sample({{"cause", "refused"}}, t.refused);
+       w.Sample({{"cause", "timeout"}}, t.timeout);
+       w.Sample({{"cause", "other"}}, t.other);
+     }},
+    {"peerbloom_squid_helpers", "gauge", "", "helper processes that reported within 10 minutes",
+     [](const Context& c, Writer& w) {
+       w.Sample(static_cast<double>(c.s.parts.helpers.Active(c.now, 10 * 60 * 1000)));
      }},
     // The broadcast relay (docs/relay.md).
     {"peerbloom_relay_delivered_total", "counter", "",

@@ -451,33 +451,94 @@ struct NodeRoutes {
   double estimated_fpr;  // -1 when the node is not a member this daemon knows
 };
 
-constexpr std::array<StatEntry<NodeRoutes>, 6> kNodeRoutes = {{
+constexpr std::array<StatEntry<NodeRoutes>, 7> kNodeRoutes = {{
     {"node_id", "the peer requests were routed to",
      [](const NodeRoutes& r) -> Json { return r.node_id; }},
-    {"routed", "requests routed to it whose outcome was reported",
+    {"routed", "requests routed to it whose outcome is known",
      [](const NodeRoutes& r) -> Json { return r.counts.routed; }},
     {"hits", "routed requests it held", [](const NodeRoutes& r) -> Json { return r.counts.hits; }},
-    {"false_hits", "routed requests it did not hold",
+    {"false_hits", "routed requests it did not hold, while it was up",
      [](const NodeRoutes& r) -> Json { return r.counts.false_hits; }},
-    {"false_hit_rate", "false_hits / routed",
+    {"unreachable", "routed requests that went direct while it was down or cut off",
+     [](const NodeRoutes& r) -> Json { return r.counts.unreachable; }},
+    {"false_hit_rate", "false_hits / (hits + false_hits)",
      [](const NodeRoutes& r) -> Json { return r.counts.FalseHitRate(); }},
     {"estimated_fpr", "its summary's estimated false-positive rate, -1 for an unknown node",
      [](const NodeRoutes& r) -> Json { return r.estimated_fpr; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 7> kRouting = {{
-    {"routed", "requests routed to peers whose outcome was reported",
+// Helpers that reported within this long count as running.
+constexpr int64_t kHelperActiveMs = 10 * 60 * 1000;
+
+constexpr std::array<StatEntry<Context>, 13> kHelper = {{
+    {"helpers", "helper processes that reported within 10 minutes",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Active(c.now, kHelperActiveMs); }},
+    {"reports", "report lines taken",
+     [](const Context& c) -> Json { return c.s.parts.helpers.reports(); }},
+    {"last_report_ms_ago", "time since the latest report, -1 before any",
+     [](const Context& c) -> Json {
+       const int64_t last = c.s.parts.helpers.last_report_ms();
+       return c.s.parts.helpers.reports() == 0 ? int64_t{-1} : c.now - last;
+     }},
+    {"answered_peer", "answered OK peer=NAME (the request was routed)",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Totals().peer; }},
+    {"answered_none", "answered ERR: no peer's summary claims the URL",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Totals().none; }},
+    {"answered_invalid", "answered ERR: the line held no URL",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Totals().invalid; }},
+    {"errors", "answered ERR because the daemon could not be asked",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Totals().Errors(); }},
+    {"errors_no_socket", "... the who-has socket did not exist",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Totals().no_socket; }},
+    {"errors_denied", "... permission denied on the who-has socket",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Totals().denied; }},
+    {"errors_refused", "... connection refused (no daemon behind the socket)",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Totals().refused; }},
+    {"errors_timeout", "... no answer within the helper's --wait-ms",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Totals().timeout; }},
+    {"errors_other", "... any other failure",
+     [](const Context& c) -> Json { return c.s.parts.helpers.Totals().other; }},
+    {"malformed_reports", "report lines refused",
+     [](const Context& c) -> Json { return c.s.parts.helpers.malformed(); }},
+}};
+
+constexpr std::array<StatEntry<Context>, 6> kRouteLog = {{
+    {"path", "squid_route_log",
+     [](const Context& c) -> Json { return c.s.parts.route_log->follower().path(); }},
+    {"lines", "lines read", [](const Context& c) -> Json { return c.s.parts.route_log->stats().lines; }},
+    {"routed", "lines of routed requests",
+     [](const Context& c) -> Json { return c.s.parts.route_log->stats().routed; }},
+    {"unnamed", "routed to a cache_peer name squid_peer_names does not map",
+     [](const Context& c) -> Json { return c.s.parts.route_log->stats().unnamed; }},
+    {"read_errors", "failed reads",
+     [](const Context& c) -> Json { return c.s.parts.route_log->stats().read_errors; }},
+    {"last_error", "the last read error, \"\" for none",
+     [](const Context& c) -> Json { return c.s.parts.route_log->last_error(); }},
+}};
+
+constexpr std::array<StatEntry<Context>, 11> kRouting = {{
+    {"routed", "requests routed to peers whose outcome is known",
      [](const Context& c) -> Json { return c.s.parts.routes.total().routed; }},
     {"hits", "routed requests the peer held",
      [](const Context& c) -> Json { return c.s.parts.routes.total().hits; }},
-    {"false_hits", "routed requests the peer did not hold",
+    {"false_hits", "routed requests the peer did not hold, while it was up",
      [](const Context& c) -> Json { return c.s.parts.routes.total().false_hits; }},
-    {"false_hit_rate", "false_hits / routed",
+    {"unreachable", "routed requests that went direct while the peer was down or cut off",
+     [](const Context& c) -> Json { return c.s.parts.routes.total().unreachable; }},
+    {"false_hit_rate", "false_hits / (hits + false_hits)",
      [](const Context& c) -> Json { return c.s.parts.routes.total().FalseHitRate(); }},
+    {"pending", "requests that went direct, waiting for the peer's liveness to settle them",
+     [](const Context& c) -> Json { return c.s.parts.routes.pending(); }},
+    {"log", "squid_route_log as read; null when not set",
+     [](const Context& c) -> Json {
+       return c.s.parts.route_log ? StatObject<Context>(kRouteLog, c) : Json();
+     }},
     {"reports", "report requests taken",
      [](const Context& c) -> Json { return c.s.parts.routes.reports(); }},
     {"untracked", "outcomes for nodes past the tracked-node bound (in the totals only)",
      [](const Context& c) -> Json { return c.s.parts.routes.untracked(); }},
+    {"helper", "what Squid's helpers answered, as they report it (docs/squid.md)",
+     [](const Context& c) -> Json { return StatObject<Context>(kHelper, c); }},
     {"peers", "one object per node an outcome was reported for",
      [](const Context& c) -> Json {
        Json out = Json::array();
@@ -577,7 +638,11 @@ std::vector<StatDoc> StatsReference() {
     }
     if (group.name == "routing") {
       group.fields = Docs(kRouting);
-      group.fields.back().fields = Docs(kNodeRoutes);
+      for (StatDoc& f : group.fields) {
+        if (f.name == "helper") f.fields = Docs(kHelper);
+        if (f.name == "log") f.fields = Docs(kRouteLog);
+        if (f.name == "peers") f.fields = Docs(kNodeRoutes);
+      }
     }
   }
   return top;

@@ -3,6 +3,8 @@
 #include "daemon/who_has_socket.h"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -10,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 namespace peerbloom::daemon {
@@ -20,9 +23,31 @@ constexpr size_t kMaxReadPerTurn = 1024 * 1024;
 
 std::string Errno() { return std::strerror(errno); }
 
+std::string Octal(mode_t mode) {
+  char text[8];
+  std::snprintf(text, sizeof(text), "%04o", static_cast<unsigned>(mode & 07777));
+  return text;
+}
+
+std::string UserName(uid_t uid) {
+  const passwd* pw = ::getpwuid(uid);
+  return pw != nullptr ? pw->pw_name : std::to_string(uid);
+}
+
+std::string GroupName(gid_t gid) {
+  const group* gr = ::getgrgid(gid);
+  return gr != nullptr ? gr->gr_name : std::to_string(gid);
+}
+
+// Whether a member of `gid` (not the owner) may search directory `st`.
+bool GroupMaySearch(const struct stat& st, gid_t gid) {
+  return (st.st_mode & S_IXOTH) != 0 || (st.st_gid == gid && (st.st_mode & S_IXGRP) != 0);
+}
+
 }  // namespace
 
-WhoHasSocket::WhoHasSocket(std::string path) : path_(std::move(path)) {}
+WhoHasSocket::WhoHasSocket(std::string path, std::string group)
+    : path_(std::move(path)), group_(std::move(group)) {}
 
 WhoHasSocket::~WhoHasSocket() {
   for (Connection& c : connections_) ::close(c.fd);
@@ -58,6 +83,47 @@ Status WhoHasSocket::Start() {
   }
   if (::chmod(path_.c_str(), 0600) != 0 || ::listen(listen_fd_, 64) != 0) {
     return Status::IOError("cannot listen on who-has socket '" + path_ + "': " + Errno());
+  }
+  return group_.empty() ? Status::Ok() : ShareWithGroup();
+}
+
+// A client of the group needs the socket's group and mode, and search permission on every
+// directory above it. Each is checked here, at start, so that a helper is never refused
+// later with nothing but "permission denied" to go by.
+Status WhoHasSocket::ShareWithGroup() {
+  const group* gr = ::getgrnam(group_.c_str());
+  if (gr == nullptr) {
+    return Status::InvalidArgument("who_has_socket_group '" + group_ +
+                                   "' is not a group on this system");
+  }
+  const gid_t gid = gr->gr_gid;
+  if (::chown(path_.c_str(), static_cast<uid_t>(-1), gid) != 0) {
+    const std::string why = Errno();
+    const std::string user = UserName(::geteuid());
+    return Status::InvalidArgument("cannot give the who-has socket '" + path_ + "' to group '" +
+                                   group_ + "': " + why + " (the daemon's user '" + user +
+                                   "' must be a member of '" + group_ + "': run 'adduser " + user +
+                                   " " + group_ + "' and restart the daemon)");
+  }
+  if (::chmod(path_.c_str(), 0660) != 0) {
+    return Status::IOError("cannot chmod who-has socket '" + path_ + "': " + Errno());
+  }
+  std::string dir = path_.substr(0, path_.rfind('/'));
+  if (path_.find('/') == std::string::npos) dir = ".";
+  for (; !dir.empty(); dir = dir.substr(0, dir.rfind('/'))) {
+    struct stat st {};
+    if (::stat(dir.c_str(), &st) != 0) {
+      return Status::IOError("cannot stat '" + dir + "': " + Errno());
+    }
+    if (!GroupMaySearch(st, gid)) {
+      return Status::InvalidArgument(
+          "group '" + group_ + "' cannot reach the who-has socket '" + path_ + "': directory '" +
+          dir + "' (owner '" + UserName(st.st_uid) + "', group '" + GroupName(st.st_gid) +
+          "', mode '" + Octal(st.st_mode) + "') is not searchable by it; put the socket in a " +
+          "directory it may search (the package's /run/peerbloom) or run 'chgrp " + group_ +
+          " " + dir + "' and 'chmod g+x " + dir + "'");
+    }
+    if (dir.find('/') == std::string::npos) break;
   }
   return Status::Ok();
 }

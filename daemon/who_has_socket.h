@@ -40,12 +40,17 @@ class WhoHasSocket {
   // *out.
   using Handler = std::function<void(std::string_view lines, std::string* out)>;
 
-  explicit WhoHasSocket(std::string path);
+  // `group`: "" keeps the socket the daemon's user's alone (mode 0600); a group name gives
+  // that group access (mode 0660), for a client running as another user (Squid's helper).
+  explicit WhoHasSocket(std::string path, std::string group = "");
   ~WhoHasSocket();
   WhoHasSocket(const WhoHasSocket&) = delete;
   WhoHasSocket& operator=(const WhoHasSocket&) = delete;
 
-  // Binds `path` (a stale socket file there is replaced) with mode 0600.
+  // Binds `path` (a stale socket file there is replaced) with mode 0600, or 0660 and the
+  // group when one is given. InvalidArgument, naming the cause and the fix, when the group
+  // does not exist, the daemon's user cannot give the socket to it (not a member), or a
+  // directory above the socket is not searchable by it: the client would be refused.
   Status Start();
   // The listening socket, then each connection.
   void AppendPollItems(std::vector<zmq::pollitem_t>* items) const;
@@ -71,7 +76,11 @@ class WhoHasSocket {
   bool Flush(Connection* c);
   void CloseMarked();
 
+  // Gives the socket to group_ and checks that the group can reach it.
+  Status ShareWithGroup();
+
   std::string path_;
+  std::string group_;
   int listen_fd_ = -1;
   std::vector<Connection> connections_;
   std::vector<char> read_buffer_ = std::vector<char>(64 * 1024);  // one read, any connection

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "peerbloom/client/control_token.h"
+#include "peerbloom/client/who_has_socket.h"
 
 namespace peerbloom::client {
 namespace {
@@ -82,6 +83,8 @@ Status Reader::Key(std::string_view key, const toml::node& n) {
   if (key == kKeyControl) return String(n, key, &c_->control);
   if (key == kKeyControlTokenFile) return String(n, key, &c_->control_token_file);
   if (key == kKeyClusterSecret) return String(n, key, &c_->cluster_secret);
+  if (key == kKeyNodeId) return String(n, key, &c_->node_id);
+  if (key == kKeyWhoHasSocket) return String(n, key, &c_->who_has_socket);
   if (key == kKeyAllowRemoteControl) return Bool(n, key, &allow_remote_control_);
   if (key == kKeyDataDir) {
     PEERBLOOM_RETURN_IF_ERROR(String(n, key, &data_dir_));
@@ -139,6 +142,9 @@ Status Reader::Finish(const toml::table& root) {
   if (!s.ok()) return At(LineOf(root, kKeyControl), s.message());
   if (!root.contains(kKeyControlTokenFile)) {
     c_->control_token_file = DefaultControlTokenFile(c_->control, data_dir_);
+  }
+  if (!root.contains(kKeyWhoHasSocket) && !data_dir_.empty()) {
+    c_->who_has_socket = DefaultWhoHasSocket(data_dir_);
   }
   if (squid_url_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
     return At(squid_url_line_,

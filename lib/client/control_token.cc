@@ -45,7 +45,9 @@ Status ReadControlToken(const std::string& path, std::string* token) {
   struct stat st;
   const bool stat_ok = ::fstat(fd, &st) == 0;
   std::string text;
-  if (stat_ok && S_ISREG(st.st_mode) && (st.st_mode & 077) == 0) {
+  // Group read is allowed: a token can be shared with a group (chgrp, chmod 640).
+  constexpr mode_t kRefused = S_IRWXO | S_IWGRP | S_IXGRP;
+  if (stat_ok && S_ISREG(st.st_mode) && (st.st_mode & kRefused) == 0) {
     char buf[512];
     ssize_t n;
     while (text.size() < kMaxTokenFileBytes && (n = ::read(fd, buf, sizeof(buf))) > 0) {
@@ -60,9 +62,10 @@ Status ReadControlToken(const std::string& path, std::string* token) {
   if (!S_ISREG(st.st_mode)) {
     return Status::InvalidArgument("control token file '" + path + "' is not a regular file");
   }
-  if ((st.st_mode & 077) != 0) {
+  if ((st.st_mode & kRefused) != 0) {
     return Status::InvalidArgument("control token file '" + path +
-                                   "' is accessible by group or others; chmod 600 it");
+                                   "' is accessible by others or writable by its group; chmod "
+                                   "600 it (or 640 to share it with its group)");
   }
   const size_t end = text.find('\n');
   std::string_view line = std::string_view(text).substr(0, end);

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -49,18 +50,48 @@ Status WhoHasSocketClient::Connect() {
   fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd_ < 0) return Status::IOError("cannot create a socket: " + Errno());
   if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
-    const std::string why = Errno();
+    const int err = errno;
     Close();
-    return Status::IOError("cannot connect to who-has socket " +
-                           QuoteBytes(path_, std::string::npos) + ": " + why +
-                           " (is peerbloomd running?)");
+    return ConnectError(err);
   }
   ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) | O_NONBLOCK);
   return Status::Ok();
 }
 
+// Each cause with what to do about it: "permission denied" alone sends an operator looking
+// for a daemon that is in fact running.
+Status WhoHasSocketClient::ConnectError(int err) {
+  const std::string path = QuoteBytes(path_, std::string::npos);
+  std::string why;
+  switch (err) {
+    case ENOENT:
+      last_failure_ = SocketFailure::kNoSocket;
+      why = "no such socket (is peerbloomd running, with this who_has_socket?)";
+      break;
+    case EACCES:
+    case EPERM: {
+      last_failure_ = SocketFailure::kDenied;
+      const passwd* pw = ::getpwuid(::geteuid());
+      const std::string user = pw != nullptr ? pw->pw_name : std::to_string(::geteuid());
+      why = "permission denied for user '" + user +
+            "' (the daemon gives the socket to a group with who_has_socket_group; this user must "
+            "be in that group, and every directory above the socket searchable by it)";
+      break;
+    }
+    case ECONNREFUSED:
+      last_failure_ = SocketFailure::kRefused;
+      why = "connection refused (peerbloomd is not running: the socket is left from an earlier run)";
+      break;
+    default:
+      last_failure_ = SocketFailure::kOther;
+      why = std::strerror(err);
+  }
+  return Status::IOError("cannot connect to who-has socket " + path + ": " + why);
+}
+
 Status WhoHasSocketClient::Ask(std::string_view lines, std::string* answers) {
   answers->clear();
+  last_failure_ = SocketFailure::kNone;
   if (fd_ < 0) PEERBLOOM_RETURN_IF_ERROR(Connect());
   const size_t expected = static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n'));
   size_t received = 0;
@@ -68,8 +99,9 @@ Status WhoHasSocketClient::Ask(std::string_view lines, std::string* answers) {
   const auto deadline = Clock::now() + std::chrono::milliseconds(timeout_ms_);
   auto spin_until = Clock::time_point::min();
   char buffer[64 * 1024];
-  auto fail = [this](const std::string& what) {
+  auto fail = [this](const std::string& what, SocketFailure cause = SocketFailure::kOther) {
     Close();
+    last_failure_ = cause;
     return Status::IOError("who-has socket " + QuoteBytes(path_, std::string::npos) + ": " + what);
   };
   while (received < expected) {
@@ -96,7 +128,9 @@ Status WhoHasSocketClient::Ask(std::string_view lines, std::string* answers) {
     const auto now = Clock::now();
     if (now < spin_until) continue;
     if (now >= deadline) {
-      return fail("no answer within " + std::to_string(timeout_ms_) + " ms");
+      return fail("no answer within " + std::to_string(timeout_ms_) +
+                      " ms (peerbloomd is busy or stalled)",
+                  SocketFailure::kTimeout);
     }
     pollfd p{fd_, static_cast<short>(POLLIN | (sent < lines.size() ? POLLOUT : 0)), 0};
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);

@@ -234,7 +234,8 @@ TEST_F(DaemonLoop, WhoHasSocketClientAsksInBatchesAndOneAtATime) {
   client::WhoHasSocketClient gone(config_.who_has_socket, 1000, 0);
   EXPECT_EQ(gone.Ask("http://a/1\n", &answers).message(),
             "cannot connect to who-has socket '" + config_.who_has_socket +
-                "': No such file or directory (is peerbloomd running?)");
+                "': no such socket (is peerbloomd running, with this who_has_socket?)");
+  EXPECT_EQ(gone.last_failure(), client::SocketFailure::kNoSocket);
 }
 
 TEST_F(DaemonLoop, FeedLinesThatAreNotUtf8AreBytesOrMalformedNeverFatal) {

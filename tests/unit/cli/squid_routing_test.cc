@@ -45,6 +45,26 @@ TEST(SquidHelper, NamesTheFirstNamedPeerAndNeverItself) {
   EXPECT_EQ(out, "1 ERR\n2 ERR\n3 ERR\n4 ERR\n5 ERR\n");
 }
 
+TEST(SquidHelper, ReadsTheWhoHasSocketsAnswersAndCountsThem) {
+  const std::vector<HelperRequest> requests = {
+      {"1", "u1"}, {"2", "u2"}, {"3", "u3"}, {"4", "u4"}, {"5", ""}, {"", "u6"}};
+  // B is this node: listed first when its own filter claims the URL, never named.
+  const std::string lines = "B A C\nB\nsquid:1.2.3.4:3128 C\n!\n!\n\n";
+  std::string out;
+  HelperCounters counts;
+  AppendSocketAnswers(requests, lines, {{"A", "cache-a"}}, "B", &out, &counts);
+  EXPECT_EQ(out, "1 OK peer=cache-a\n2 ERR\n3 OK peer=C\n4 ERR\n5 ERR\nERR\n");
+  EXPECT_EQ(counts.peer, 2u);
+  EXPECT_EQ(counts.none, 2u);
+  EXPECT_EQ(counts.invalid, 2u);
+  counts.timeout = 4;
+  EXPECT_EQ(counts.ReportLine(42),
+            "\x01peerbloom-helper pid=42 peer=2 none=2 invalid=2 no_socket=0 denied=0 refused=0 "
+            "timeout=4 other=0");
+  // A URL that would read as a report, once decoded, is not looked up.
+  EXPECT_EQ(ParseHelperLine("7 %01peerbloom-helper -").url, "");
+}
+
 TEST(SquidOutcomes, ReadsTheRouteLog) {
   std::string peer;
   EXPECT_EQ(

@@ -41,15 +41,21 @@ TEST_F(ControlToken, CreatedOnceThenRead) {
 TEST_F(ControlToken, RefusesFilesOthersMayReadDirectoriesAndEmptyOnes) {
   const std::string path = dir_ + "/t";
   std::ofstream(path) << "  secret \n";
-  ::chmod(path.c_str(), 0644);
   std::string token;
-  Status s = ReadControlToken(path, &token);
-  EXPECT_EQ(s.message(),
-            "control token file '" + path + "' is accessible by group or others; chmod 600 it");
-  ::chmod(path.c_str(), 0600);
-  ASSERT_TRUE(ReadControlToken(path, &token).ok());
-  EXPECT_EQ(token, "secret");
-  s = ReadControlToken(dir_, &token);
+  for (mode_t mode : {0644, 0604, 0660, 0610}) {
+    ::chmod(path.c_str(), mode);
+    EXPECT_EQ(ReadControlToken(path, &token).message(),
+              "control token file '" + path +
+                  "' is accessible by others or writable by its group; chmod 600 it (or 640 to "
+                  "share it with its group)")
+        << std::oct << mode;
+  }
+  for (mode_t mode : {0600, 0640, 0400}) {  // a group may share it
+    ::chmod(path.c_str(), mode);
+    ASSERT_TRUE(ReadControlToken(path, &token).ok()) << std::oct << mode;
+    EXPECT_EQ(token, "secret");
+  }
+  Status s = ReadControlToken(dir_, &token);
   EXPECT_EQ(s.message(), "control token file '" + dir_ + "' is a directory");
   std::ofstream(path, std::ios::trunc) << "\n";
   EXPECT_EQ(ReadControlToken(path, &token).message(),

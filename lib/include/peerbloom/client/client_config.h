@@ -28,6 +28,8 @@ inline constexpr std::string_view kKeySquidUriWhitespace = "squid_uri_whitespace
 inline constexpr std::string_view kKeySquidAppendDomain = "squid_append_domain";
 inline constexpr std::string_view kKeySquidPeerNames = "squid_peer_names";
 inline constexpr std::string_view kKeyControlTokenFile = "control_token_file";
+inline constexpr std::string_view kKeyNodeId = "node_id";
+inline constexpr std::string_view kKeyWhoHasSocket = "who_has_socket";
 
 inline constexpr KeyScheme kDefaultKeyScheme = KeyScheme::kSquidMd5;
 // The default `control`: "ipc://<data_dir>/control.sock".
@@ -42,6 +44,11 @@ struct ClientConfig {
   std::string control_token_file;
   // Default: "". Keys the index hash.
   std::string cluster_secret;
+  // Default: "". The daemon's node id (its own entry in who-has answers).
+  std::string node_id;
+  // Default: "<data_dir>/who-has.sock" when the config has a data_dir, else ""; "" when the
+  // config turns the socket off. The daemon's who-has line socket.
+  std::string who_has_socket;
   // Default: kDefaultKeyScheme.
   KeyScheme key_scheme = kDefaultKeyScheme;
   // Default: Squid's defaults. From `squid_uri_whitespace` and `squid_append_domain`, which

@@ -20,6 +20,16 @@ namespace peerbloom::client {
 // The default `who_has_socket` of a daemon with this data_dir: "<data_dir>/who-has.sock".
 std::string DefaultWhoHasSocket(std::string_view data_dir);
 
+// Why the last Ask failed, for a caller that counts failures by cause.
+enum class SocketFailure {
+  kNone,      // the last Ask succeeded
+  kNoSocket,  // no socket at the path (the daemon is not running, or another path)
+  kDenied,    // permission denied (this process's user may not connect)
+  kRefused,   // connection refused (a socket file left by a daemon that is gone)
+  kTimeout,   // no answer within the timeout
+  kOther,
+};
+
 class WhoHasSocketClient {
  public:
   WhoHasSocketClient(std::string path, int timeout_ms, int busy_poll_us);
@@ -33,15 +43,18 @@ class WhoHasSocketClient {
   // use and again after any failure. IOError when the socket cannot be used or the daemon does
   // not answer within the timeout.
   Status Ask(std::string_view lines, std::string* answers);
+  SocketFailure last_failure() const { return last_failure_; }
 
  private:
   Status Connect();
+  Status ConnectError(int err);
   void Close();
 
   std::string path_;
   int timeout_ms_;
   int busy_poll_us_;
   int fd_ = -1;
+  SocketFailure last_failure_ = SocketFailure::kNone;
 };
 
 }  // namespace peerbloom::client
