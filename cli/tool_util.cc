@@ -63,7 +63,7 @@ Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeySchem
   if (!g.config_path.empty()) {
     client::ClientConfig config;
     PEERBLOOM_RETURN_IF_ERROR(client::LoadClientConfig(g.config_path, &config));
-    if (secret.empty()) secret = config.cluster_secret;
+    if (secret.empty()) PEERBLOOM_RETURN_IF_ERROR(client::ClusterSecret(config, &secret));
     *scheme = config.key_scheme;
     *squid_url = config.squid_url;
   }

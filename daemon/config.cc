@@ -259,6 +259,10 @@ Status Parser::Finish(const toml::table& root) {
   if (!root.contains("control_token_file")) {
     c_->control_token_file = client::DefaultControlTokenFile(c_->control, c_->data_dir);
   }
+  if (!c_->cluster_secret_file.empty() && root.contains("cluster_secret")) {
+    return Error(*root.get("cluster_secret_file"),
+                 "set 'cluster_secret' or 'cluster_secret_file', not both");
+  }
   if (squid_feed_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
     return At(squid_feed_line_, "a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
   }
@@ -324,6 +328,12 @@ Status LoadConfig(const std::string& path, Config* out) {
   std::string text;
   PEERBLOOM_RETURN_IF_ERROR(client::ReadConfigFile(path, &text));
   return ParseConfig(text, path, out);
+}
+
+Status LoadClusterSecret(Config* config) {
+  if (config->cluster_secret_file.empty()) return Status::Ok();
+  return client::ReadSecretFile("cluster_secret_file", config->cluster_secret_file,
+                                &config->cluster_secret);
 }
 
 }  // namespace peerbloom::daemon

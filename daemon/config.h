@@ -64,6 +64,9 @@ struct Config {
   std::vector<std::string> seed_key_files;
   // Default: "". Keys the index hash and derives the wire cluster tag.
   std::string cluster_secret;
+  // Default: "". A file whose first line is the cluster secret (read when the daemon starts):
+  // the config itself can then be readable by others, Squid's helper included.
+  std::string cluster_secret_file;
   // Default: client::kDefaultKeyScheme (squid-md5).
   KeyScheme key_scheme = client::kDefaultKeyScheme;
   // Default: Squid's defaults (uri_whitespace strip, no append_domain). The squid.conf
@@ -226,6 +229,11 @@ using client::ParseTcpEndpoint;
 bool ParseDuration(std::string_view text, int64_t* ms);
 // "0", "<N>us" or "<N>ms" into microseconds; false for anything else or above 10 s.
 bool ParseMicros(std::string_view text, int64_t* us);
+
+// Reads `cluster_secret_file` into `cluster_secret` (nothing to do without one). Called when
+// the daemon starts and by --check-config, not by the parser: a config stays readable where
+// the secret is not (Squid's helper reads the same file).
+Status LoadClusterSecret(Config* config);
 
 }  // namespace peerbloom::daemon
 

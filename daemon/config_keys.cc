@@ -46,6 +46,11 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.String(n, key, &p.c().cluster_secret);
      }},
+    {"cluster_secret_file", "string", "\"\"",
+     "a file whose first line is the cluster secret, instead of cluster_secret",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.String(n, key, &p.c().cluster_secret_file);
+     }},
     {"key_scheme", "string", "\"squid-md5\"", "how a URL becomes key bytes",
      [](Parser& p, const N& n, std::string_view key) {
        std::string name;

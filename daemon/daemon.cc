@@ -269,6 +269,7 @@ LocalStoreOptions StoreOptionsOf(const Config& config) {
 
 Status Daemon::Start() {
   start_ms_ = clock_->NowMs();
+  PEERBLOOM_RETURN_IF_ERROR(LoadClusterSecret(&config_));
   PEERBLOOM_RETURN_IF_ERROR(LockDataDir());
   std::map<std::string, std::string> authorized;
   PEERBLOOM_RETURN_IF_ERROR(LoadKeys(&authorized, &listed_));

@@ -84,6 +84,7 @@ Status Reader::Key(std::string_view key, const toml::node& n) {
   if (key == kKeyControlTokenFile) return String(n, key, &c_->control_token_file);
   if (key == kKeyClusterSecret) return String(n, key, &c_->cluster_secret);
   if (key == kKeyNodeId) return String(n, key, &c_->node_id);
+  if (key == kKeyClusterSecretFile) return String(n, key, &c_->cluster_secret_file);
   if (key == kKeyWhoHasSocket) return String(n, key, &c_->who_has_socket);
   if (key == kKeyAllowRemoteControl) return Bool(n, key, &allow_remote_control_);
   if (key == kKeyDataDir) {
@@ -154,6 +155,14 @@ Status Reader::Finish(const toml::table& root) {
 }
 
 }  // namespace
+
+Status ClusterSecret(const ClientConfig& config, std::string* secret) {
+  if (config.cluster_secret_file.empty()) {
+    *secret = config.cluster_secret;
+    return Status::Ok();
+  }
+  return ReadSecretFile("cluster_secret_file", config.cluster_secret_file, secret);
+}
 
 bool IsValidSquidPeerName(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;

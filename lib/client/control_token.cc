@@ -39,9 +39,10 @@ std::string DefaultControlTokenFile(std::string_view control, std::string_view d
   return std::string(data_dir) + "/control.token";
 }
 
-Status ReadControlToken(const std::string& path, std::string* token) {
+Status ReadSecretFile(std::string_view what, const std::string& path, std::string* secret) {
+  const std::string name(what);
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::IOError("cannot open control token file '" + path + "': " + Errno());
+  if (fd < 0) return Status::IOError("cannot open " + name + " '" + path + "': " + Errno());
   struct stat st;
   const bool stat_ok = ::fstat(fd, &st) == 0;
   std::string text;
@@ -55,15 +56,15 @@ Status ReadControlToken(const std::string& path, std::string* token) {
     }
   }
   ::close(fd);
-  if (!stat_ok) return Status::IOError("cannot stat control token file '" + path + "'");
+  if (!stat_ok) return Status::IOError("cannot stat " + name + " '" + path + "'");
   if (S_ISDIR(st.st_mode)) {
-    return Status::InvalidArgument("control token file '" + path + "' is a directory");
+    return Status::InvalidArgument(name + " '" + path + "' is a directory");
   }
   if (!S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument("control token file '" + path + "' is not a regular file");
+    return Status::InvalidArgument(name + " '" + path + "' is not a regular file");
   }
   if ((st.st_mode & kRefused) != 0) {
-    return Status::InvalidArgument("control token file '" + path +
+    return Status::InvalidArgument(name + " '" + path +
                                    "' is accessible by others or writable by its group; chmod "
                                    "600 it (or 640 to share it with its group)");
   }
@@ -74,10 +75,14 @@ Status ReadControlToken(const std::string& path, std::string* token) {
   }
   while (!line.empty() && (line.front() == ' ' || line.front() == '\t')) line.remove_prefix(1);
   if (line.empty()) {
-    return Status::InvalidArgument("control token file '" + path + "' holds no token");
+    return Status::InvalidArgument(name + " '" + path + "' is empty");
   }
-  *token = std::string(line);
+  *secret = std::string(line);
   return Status::Ok();
+}
+
+Status ReadControlToken(const std::string& path, std::string* token) {
+  return ReadSecretFile("control token file", path, token);
 }
 
 Status EnsureControlToken(const std::string& path, std::string* token) {

@@ -132,7 +132,9 @@ std::string Node::WriteConfig(const NodeOptions& o, const std::vector<Node*>& se
       << "control = \"ipc://" << dir_ << "/control.sock\"\n"
       << "key_file = \"" << key_file_ << "\"\n"
       << "authorized_keys = \"" << dir_ << "/../authorized_keys\"\n"
-      << "cluster_secret = \"integration-secret\"\n"
+      << (o.cluster_secret_file.empty()
+              ? std::string("cluster_secret = \"integration-secret\"\n")
+              : "cluster_secret_file = \"" + o.cluster_secret_file + "\"\n")
       << "key_scheme = \"" << o.key_scheme << "\"\n"
       << "capacity = " << o.capacity << "\n"
       << "gossip_interval = \"" << o.gossip_interval_ms << "ms\"\n"

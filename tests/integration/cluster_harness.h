@@ -36,6 +36,9 @@ struct NodeOptions {
   std::string listen_host = "127.0.0.1";  // the address the daemon listens on
   std::string netns;  // a network namespace file (/run/netns/NAME) to start the daemon in;
                       // default: the test's own. The control socket (ipc) works across them
+  // Default: "" (the config holds cluster_secret). A file the config names in
+  // cluster_secret_file instead.
+  std::string cluster_secret_file;
 };
 
 class Node {

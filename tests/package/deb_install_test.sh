@@ -82,6 +82,14 @@ getent passwd peerbloom >/dev/null || fail "no peerbloom user"
 [[ $(stat -c '%U %a' /var/lib/peerbloom) == "peerbloom 700" ]] || fail "/var/lib/peerbloom: $(stat -c '%U %a' /var/lib/peerbloom)"
 [[ $(stat -c '%U %a' /var/lib/peerbloom/node.key) == "peerbloom 600" ]] || fail "node.key: $(stat -c '%U %a' /var/lib/peerbloom/node.key)"
 [[ -f /etc/peerbloom/authorized_keys ]] || fail "no /etc/peerbloom/authorized_keys"
+# The secret out of the config: the config stays readable by Squid's helper, the secret is the
+# daemon's group's alone; the daemon's user is in Squid's group (logs, the who-has socket).
+[[ $(stat -c '%U:%G %a' /etc/peerbloom/cluster.secret) == "root:peerbloom 640" ]] ||
+  fail "cluster.secret: $(stat -c '%U:%G %a' /etc/peerbloom/cluster.secret)"
+[[ $(wc -c </etc/peerbloom/cluster.secret) -eq 65 ]] || fail "cluster.secret is not 256 bits in hex"
+[[ $(stat -c '%a' /etc/peerbloom/peerbloomd.toml) == 644 ]] || fail "peerbloomd.toml mode"
+! grep -q '^cluster_secret *=' /etc/peerbloom/peerbloomd.toml || fail "the config holds a secret"
+id -nG peerbloom | tr ' ' '\n' | grep -qx proxy || fail "peerbloom is not in group proxy: $(id -nG peerbloom)"
 
 if command -v systemd-analyze >/dev/null; then
   out=$(systemd-analyze verify "$unit" 2>&1) || fail "systemd-analyze verify $unit: $out"
@@ -96,8 +104,12 @@ out=$(runuser -u peerbloom -- /usr/bin/peerbloomd --config /etc/peerbloom/peerbl
 [[ $out == "config '/etc/peerbloom/peerbloomd.toml' is valid" ]] || fail "check-config said: $out"
 
 # One node from the installed config, moved to a temporary directory and a port the OS picks.
+# The directory stands for '/', and run/ for the unit's /run/peerbloom (mode 0711).
+chmod 0711 "$tmp"
 mkdir -m 0700 "$tmp/state"
+mkdir -m 0711 "$tmp/run"
 sed -e "s#/var/lib/peerbloom#$tmp/state#g" -e "s#/etc/peerbloom/authorized_keys#$tmp/authorized_keys#" \
+  -e "s#/run/peerbloom#$tmp/run#g" \
   -e 's#^listen = .*#listen = "tcp://127.0.0.1:0"#' /etc/peerbloom/peerbloomd.toml >"$tmp/node.toml"
 : >"$tmp/authorized_keys"
 /usr/bin/peerbloom keygen -o "$tmp/state/node.key" >/dev/null
@@ -110,7 +122,8 @@ cli=(timeout 60 /usr/bin/peerbloom --config "$tmp/node.toml")
 endpoint=$(cat "$tmp/state/peer.endpoint")
 out=$("${cli[@]}" who-has http://example.com/a) || fail "who-has: $out"
 [[ $out == "http://example.com/a: cache-01 (local, $endpoint)" ]] || fail "who-has said: $out"
-"${cli[@]}" --json stats | grep -q '"items": 1' || fail "stats: $("${cli[@]}" --json stats)"
+stats=$("${cli[@]}" --json stats) || fail "stats: $stats"
+grep -q '"items": 1' <<<"$stats" || fail "stats: $stats"
 "${cli[@]}" stats >/dev/null || fail "stats table"
 kill -TERM "$daemon_pid"
 for _ in $(seq 600); do
@@ -122,13 +135,15 @@ daemon_pid=""
 [[ -f $tmp/state/state.snapshot ]] || fail "no final snapshot"
 grep -q "stopping: writing the final snapshot" "$tmp/state/peerbloomd.log" || fail "log: $(tail "$tmp/state/peerbloomd.log")"
 
+# What the guide puts in /etc/peerbloom goes with the package on purge.
+cp "$tmp/state/node.key.pub" /etc/peerbloom/cache-02.key.pub
+
 # --- remove -------------------------------------------------------------------------------
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq -o DPkg::Lock::Timeout=300 peerbloom \
   >"$tmp/purge.log" 2>&1 || { cat "$tmp/purge.log"; fail "apt-get purge failed"; }
 installed=0
 [[ ! -e /usr/bin/peerbloomd && ! -e /var/lib/peerbloom && ! -e /etc/peerbloom ]] ||
   fail "purge left files: $(ls -d /usr/bin/peerbloomd /var/lib/peerbloom /etc/peerbloom 2>/dev/null)"
-if [[ $user_existed -eq 0 ]]; then
-  deluser --system --quiet peerbloom >/dev/null 2>&1 || userdel peerbloom
-fi
+! getent passwd peerbloom >/dev/null || fail "purge left the peerbloom user"
+! getent group peerbloom >/dev/null || fail "purge left the peerbloom group"
 echo "package installed, ran one node from /usr/bin, and purged"

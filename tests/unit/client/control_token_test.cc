@@ -59,7 +59,7 @@ TEST_F(ControlToken, RefusesFilesOthersMayReadDirectoriesAndEmptyOnes) {
   EXPECT_EQ(s.message(), "control token file '" + dir_ + "' is a directory");
   std::ofstream(path, std::ios::trunc) << "\n";
   EXPECT_EQ(ReadControlToken(path, &token).message(),
-            "control token file '" + path + "' holds no token");
+            "control token file '" + path + "' is empty");
 }
 
 TEST_F(ControlToken, NeverCreatedThroughALink) {

@@ -29,6 +29,7 @@ inline constexpr std::string_view kKeySquidAppendDomain = "squid_append_domain";
 inline constexpr std::string_view kKeySquidPeerNames = "squid_peer_names";
 inline constexpr std::string_view kKeyControlTokenFile = "control_token_file";
 inline constexpr std::string_view kKeyNodeId = "node_id";
+inline constexpr std::string_view kKeyClusterSecretFile = "cluster_secret_file";
 inline constexpr std::string_view kKeyWhoHasSocket = "who_has_socket";
 
 inline constexpr KeyScheme kDefaultKeyScheme = KeyScheme::kSquidMd5;
@@ -44,6 +45,10 @@ struct ClientConfig {
   std::string control_token_file;
   // Default: "". Keys the index hash.
   std::string cluster_secret;
+  // Default: "". Where the secret is when the config does not hold it: not read here (the
+  // helper, run as Squid's user, may not read it); ClusterSecret() reads it for the tools
+  // that key lookups themselves.
+  std::string cluster_secret_file;
   // Default: "". The daemon's node id (its own entry in who-has answers).
   std::string node_id;
   // Default: "<data_dir>/who-has.sock" when the config has a data_dir, else ""; "" when the
@@ -58,6 +63,9 @@ struct ClientConfig {
   // table node id -> the Squid `cache_peer name=` of that node, which `squid-helper` answers.
   std::map<std::string, std::string> squid_peer_names;
 };
+
+// The cluster secret: `cluster_secret`, or the first line of `cluster_secret_file`.
+Status ClusterSecret(const ClientConfig& config, std::string* secret);
 
 // Whether `name` can be a Squid cache_peer name in a helper's annotation: 1-64 characters of
 // [A-Za-z0-9._-]. Both config readers use it for `squid_peer_names`.

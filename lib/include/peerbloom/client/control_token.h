@@ -21,8 +21,12 @@ inline constexpr size_t kGeneratedTokenChars = 32;
 // "" (no token) for an ipc one or when data_dir is unknown.
 std::string DefaultControlTokenFile(std::string_view control, std::string_view data_dir);
 
-// Reads a token file: its first line, surrounding whitespace dropped. InvalidArgument when
-// the file is a directory, is readable or writable by group or others, or holds no token.
+// Reads a secret from a file: its first line, surrounding whitespace dropped. InvalidArgument
+// when the file is a directory, is accessible by others, is writable by its group, or holds
+// nothing; a group may read it. `what` names the file in messages ("control token file").
+Status ReadSecretFile(std::string_view what, const std::string& path, std::string* secret);
+
+// ReadSecretFile("control token file", ...).
 Status ReadControlToken(const std::string& path, std::string* token);
 
 // Reads the token file at `path`, or creates it (mode 0600, O_EXCL, never through a link)
