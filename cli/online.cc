@@ -298,6 +298,27 @@ int RunSummary(const GlobalOptions& g, const std::string& node, const std::strin
   return 0;
 }
 
+// The answer names the feed whose rebuild started; the read runs on in the daemon.
+int RunRebuild(const GlobalOptions& g, const json& request) {
+  std::unique_ptr<ControlClient> control;
+  Status s = Connect(g, &control);
+  if (!s.ok()) return Error(s);
+  json reply;
+  std::string body;
+  s = control->Call(request, "", &reply, &body);
+  if (!s.ok()) return Error(s);
+  const std::string feed = reply.value("feed", std::string());
+  if (g.json) {
+    std::printf("%s\n", json(feed).dump().c_str());
+  } else {
+    std::printf(
+        "rebuilding the live set of feed %s from the cache_dirs ('peerbloom stats' shows the "
+        "feed's rebuild counters)\n",
+        QuotePath(feed).c_str());
+  }
+  return 0;
+}
+
 }  // namespace
 
 Runner SetUpWhoHas(CLI::App* sub, const GlobalOptions* g) {
@@ -337,7 +358,7 @@ Runner SetUpRebuild(CLI::App* sub, const GlobalOptions* g) {
     json request = {{"op", client::kOpRebuild}};
     if (!feed->empty()) request["feed"] = *feed;
     if (!dirs->empty()) request["cache_dirs"] = *dirs;
-    return RunSimple(*g, request, "feed");
+    return RunRebuild(*g, request);
   };
 }
 

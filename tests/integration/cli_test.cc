@@ -147,6 +147,37 @@ TEST(Cli, SquidMd5UrlsAreCanonicalizedByTheDaemon) {
   EXPECT_EQ(r.exit_code, 1) << r.out;
 }
 
+// The daemon answers `rebuild` with the feed it rebuilds; the text output says so in words
+// (it used to walk that answer as if it were an object and fail after the rebuild started).
+TEST(Cli, RebuildSaysWhichFeedItRebuilds) {
+  Cluster cluster;
+  Node* node = cluster.AddNode("solo");
+  NodeOptions options;
+  options.key_scheme = "squid-md5";
+  const std::string store_log = cluster.dir() + "/store.log";
+  options.extra = "[[feeds]]\npath = \"" + store_log + "\"\nformat = \"squid-store-log\"\n";
+  ASSERT_TRUE(node->Start(options, {})) << node->log_tail();
+  // The recorded cache_dir holds three objects (tests/data/squid/README.md).
+  const std::string cache_dir = std::string(PEERBLOOM_SOURCE_DIR) + "/tests/data/squid/cache_dir";
+  const std::string config = "--timeout 60000 --config " + cluster.dir() + "/solo/peerbloomd.toml ";
+  Result r = Cli(config + "rebuild " + cache_dir);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, "rebuilding the live set of feed '" + store_log +
+                       "' from the cache_dirs ('peerbloom stats' shows the feed's rebuild "
+                       "counters)\n");
+  ASSERT_TRUE(
+      WaitFor([&] { return node->Stats()["feeds"][0]["rebuild"]["finished"] == 1; }, kWaitDeadline))
+      << node->Stats()["feeds"][0].dump();
+  EXPECT_EQ(node->Stats()["feeds"][0]["store_log"]["live_keys"], 3);
+
+  r = Cli(config + "--json rebuild " + cache_dir);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(json::parse(r.out), json(store_log)) << r.out;
+  r = Cli(config + "rebuild --feed /nowhere/store.log");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "peerbloom: error: no squid-store-log feed '/nowhere/store.log'\n");
+}
+
 TEST(Cli, OfflineToolsCanonicalizeWithTheConfigsSquidSettings) {
   Cluster scratch;  // only for its temporary directory
   const std::string dir = scratch.dir();
