@@ -204,8 +204,10 @@ void Feed::ReportResume(int64_t now_ms) {
           config_.path, follower_.last_resume_lost());
     }
   } else if (fs.resumes_rotated != reported_.resumes_rotated) {
-    spdlog::info("feed '{}': {}, then {} newer file(s)", config_.path,
-                 follower_.last_resume_mismatch(), follower_.pending_files());
+    // Logged after the poll that resumed, which may have read the queued files already.
+    spdlog::info(
+        "feed '{}': {}, then {} newer rotated file(s) and the file at the path from its start",
+        config_.path, follower_.last_resume_mismatch(), follower_.last_resume_newer_files());
   }
   reported_ = fs;
 }

@@ -197,6 +197,7 @@ bool FileFollower::Matches(const OpenFile& file, std::string* tail) const {
 void FileFollower::Resume(const OpenFile& at_path) {
   const FollowerPosition p = *resume_;
   resume_lost_.clear();
+  resume_newer_files_ = 0;
   std::string tail;
   if (Matches(at_path, &tail)) {
     MakeCurrent(at_path);
@@ -225,7 +226,7 @@ void FileFollower::Resume(const OpenFile& at_path) {
     ++stats_.rotated_files_read;
     MakeCurrent(file);
     StartAt(p.offset, std::move(tail));
-    QueueNewer(std::move(rotated), file, at_path);
+    resume_newer_files_ = QueueNewer(std::move(rotated), file, at_path);
     return;
   }
   ++stats_.resumes_lost;
@@ -239,7 +240,7 @@ void FileFollower::Resume(const OpenFile& at_path) {
   OpenFile saved;
   saved.mtime_ns = p.mtime_ns == 0 ? INT64_MAX : p.mtime_ns;
   saved.name = path_ + ".lost";
-  QueueNewer(std::move(rotated), saved, at_path);
+  resume_newer_files_ = QueueNewer(std::move(rotated), saved, at_path);
   NextPendingFile();
 }
 
@@ -278,24 +279,28 @@ std::vector<FileFollower::OpenFile> FileFollower::OpenRotatedFiles(
 }
 
 // Queues the rotated files newer than `after`, oldest first, then the file at the path;
-// closes the rest. Newer: modified later, or at the same time with a lower rotation number
-// (the clock that stamps files ticks every few milliseconds).
-void FileFollower::QueueNewer(std::vector<OpenFile> rotated, const OpenFile& after,
-                              const OpenFile& at_path) {
+// closes the rest; returns how many rotated files it queued. Newer: modified later, or at the
+// same time with a lower rotation number (the clock that stamps files ticks every few
+// milliseconds).
+size_t FileFollower::QueueNewer(std::vector<OpenFile> rotated, const OpenFile& after,
+                                const OpenFile& at_path) {
   auto older = [](const OpenFile& a, const OpenFile& b) {
     if (a.mtime_ns != b.mtime_ns) return a.mtime_ns < b.mtime_ns;
     return RotationNumber(a.name) > RotationNumber(b.name);
   };
   std::sort(rotated.begin(), rotated.end(), older);
+  size_t queued = 0;
   for (OpenFile& f : rotated) {
     const bool same_as_path = f.device == at_path.device && f.inode == at_path.inode;
     if (older(after, f) && !same_as_path) {
       pending_.push_back(f);
+      ++queued;
     } else {
       ::close(f.fd);
     }
   }
   pending_.push_back(at_path);
+  return queued;
 }
 
 // The current file is read to its end: move to the next queued one, from its start.

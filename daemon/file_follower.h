@@ -118,6 +118,10 @@ class FileFollower {
   const std::string& last_resume_lost() const noexcept { return resume_lost_; }
   // Files queued to be read before the file at the path (rotated files after a resume).
   size_t pending_files() const noexcept { return pending_.size(); }
+  // Rotated files the last resume queued after the one it resumed in (or, when the position
+  // was lost, the ones it reads at all), before the file at the path. Unlike pending_files(),
+  // it keeps its value once Poll() has read them (the poll that resumes usually does).
+  size_t last_resume_newer_files() const noexcept { return resume_newer_files_; }
   // Bytes not read yet: the current file's beyond the last line returned, plus the queued
   // files' (0 for a FIFO or while nothing is open).
   uint64_t unread_bytes() const;
@@ -143,7 +147,8 @@ class FileFollower {
   void Resume(const OpenFile& at_path);
   bool Matches(const OpenFile& file, std::string* tail) const;
   std::vector<OpenFile> OpenRotatedFiles(std::vector<std::string>* unreadable) const;
-  void QueueNewer(std::vector<OpenFile> rotated, const OpenFile& after, const OpenFile& at_path);
+  // Returns the rotated files queued (the file at the path not counted).
+  size_t QueueNewer(std::vector<OpenFile> rotated, const OpenFile& after, const OpenFile& at_path);
   void NextPendingFile();
   void UpdateHead();
   void SeekToLastLine(uint64_t size);
@@ -176,6 +181,7 @@ class FileFollower {
   std::vector<OpenFile> pending_;  // read after the current file, in order
   std::string resume_mismatch_;
   std::string resume_lost_;
+  size_t resume_newer_files_ = 0;
   FileFollowerStats stats_;
 };
 

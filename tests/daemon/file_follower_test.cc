@@ -244,6 +244,7 @@ TEST_F(FileFollowerTest, ResumeFindsTheSavedFileUnderItsRotatedName) {
   EXPECT_EQ(g.stats().resumes_rotated, 1u);
   EXPECT_EQ(g.stats().resumes_lost, 0u);
   EXPECT_EQ(g.stats().rotated_files_read, 1u);
+  EXPECT_EQ(g.last_resume_newer_files(), 0u);
   EXPECT_EQ(
       g.last_resume_mismatch(),
       "file at '" + path_ + "' is not the saved one: resuming in '" + path_ + ".0' at byte '10'");
@@ -285,6 +286,7 @@ TEST_F(FileFollowerTest, ResumeReadsNewerRotatedFilesInOrderSquidNumbering) {
   EXPECT_EQ(g.stats().resumes_rotated, 1u);
   EXPECT_EQ(g.stats().rotated_files_read, 2u);
   EXPECT_EQ(g.pending_files(), 0u);
+  EXPECT_EQ(g.last_resume_newer_files(), 1u);  // store.log.0, read by now
 }
 
 // logrotate's schemes: numbered from .1 with older ones compressed, or dated.
