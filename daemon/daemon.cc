@@ -85,14 +85,7 @@ Status Daemon::LockDataDir() {
 // An ipc socket's directory must be this user's alone (another user could otherwise replace
 // the socket); a tcp endpoint needs the token, created on first start.
 Status Daemon::SecureControl() {
-  if (config_.control.rfind("ipc://", 0) == 0) {
-    const std::string socket = config_.control.substr(6);
-    const size_t slash = socket.rfind('/');
-    const std::string dir =
-        slash == std::string::npos ? "." : socket.substr(0, std::max<size_t>(slash, 1));
-    Status s = CheckPrivate("control socket directory", dir);
-    if (!s.ok() && !s.IsNotFound()) return s;
-  }
+  PEERBLOOM_RETURN_IF_ERROR(CheckControlSocketDir(config_.control));
   if (config_.control_token_file.empty()) return Status::Ok();
   std::string token;
   PEERBLOOM_RETURN_IF_ERROR(client::EnsureControlToken(config_.control_token_file, &token));
@@ -108,12 +101,7 @@ Status Daemon::LoadKeys(std::map<std::string, std::string>* authorized,
     return Status::Ok();
   }
   PEERBLOOM_RETURN_IF_ERROR(ResolveSeedKeys(&config_));
-  Status s = client::ReadKeyFile(config_.key_file, &keys_);
-  if (s.ok()) PEERBLOOM_RETURN_IF_ERROR(CheckPrivate("key_file", config_.key_file));
-  if (!s.ok()) {
-    return Status::InvalidArgument(s.message() + " (create one with 'peerbloom keygen -o " +
-                                   config_.key_file + "')");
-  }
+  PEERBLOOM_RETURN_IF_ERROR(ReadNodeKeyFile(config_.key_file, &keys_));
   return LoadAllowList(config_, authorized, listed);
 }
 

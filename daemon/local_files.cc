@@ -5,9 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "peerbloom/client/control_token.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -54,6 +57,38 @@ Status CheckPrivateFd(std::string_view what, const std::string& path, int fd) {
     return Status::IOError("cannot stat " + std::string(what) + " '" + path + "': " + Errno());
   }
   return CheckStat(what, path, st);
+}
+
+Status CheckDataDir(const std::string& path) {
+  const Status s = CheckPrivate("data_dir", path);
+  return s.IsNotFound() ? Status::Ok() : s;
+}
+
+Status ReadNodeKeyFile(const std::string& path, client::CurveKeyPair* keys) {
+  Status s = client::ReadKeyFile(path, keys);
+  if (s.ok()) return CheckPrivate("key_file", path);
+  return Status::InvalidArgument(s.message() + " (create one with 'peerbloom keygen -o " + path +
+                                 "')");
+}
+
+// Another user who may write the socket's directory could replace the socket.
+Status CheckControlSocketDir(const std::string& control) {
+  if (control.rfind("ipc://", 0) != 0) return Status::Ok();
+  const std::string socket = control.substr(6);
+  const size_t slash = socket.rfind('/');
+  const std::string dir =
+      slash == std::string::npos ? "." : socket.substr(0, std::max<size_t>(slash, 1));
+  const Status s = CheckPrivate("control socket directory", dir);
+  return s.IsNotFound() ? Status::Ok() : s;
+}
+
+Status CheckControlTokenFile(const std::string& path) {
+  if (path.empty()) return Status::Ok();
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT) return Status::Ok();
+  std::string token;
+  PEERBLOOM_RETURN_IF_ERROR(client::ReadControlToken(path, &token));
+  return CheckPrivate("control_token_file", path);
 }
 
 Status OpenAppendNoFollow(const std::string& path, int* fd) {

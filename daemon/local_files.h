@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 
+#include "peerbloom/client/curve_keys.h"
 #include "peerbloom/status.h"
 
 namespace peerbloom::daemon {
@@ -27,6 +28,20 @@ namespace peerbloom::daemon {
 Status CheckPrivate(std::string_view what, const std::string& path);
 // The same for a file already open.
 Status CheckPrivateFd(std::string_view what, const std::string& path, int fd);
+
+// The start-time checks of the files a config names that exist before the daemon runs, made
+// the same way by Daemon::Start and by `peerbloomd --check-config` (which must not create
+// anything), with the same messages:
+//  - CheckDataDir: data_dir passes CheckPrivate; a missing one is fine (Start creates it);
+//  - ReadNodeKeyFile: the key file (client::ReadKeyFile) passes CheckPrivate;
+//  - CheckControlSocketDir: the directory of an ipc:// control socket passes CheckPrivate (a
+//    tcp endpoint, or a directory not there, is fine);
+//  - CheckControlTokenFile: a token file that exists holds a token (client::ReadControlToken)
+//    and passes CheckPrivate; a missing one is fine (Start creates it), and so is "".
+Status CheckDataDir(const std::string& path);
+Status ReadNodeKeyFile(const std::string& path, client::CurveKeyPair* keys);
+Status CheckControlSocketDir(const std::string& control);
+Status CheckControlTokenFile(const std::string& path);
 
 // Opens (for appending, creating it mode 0600) a file that must not be a symbolic link:
 // the log file. Returns the descriptor in *fd.

@@ -55,20 +55,27 @@ int Fatal(const std::string& message) {
   return 1;
 }
 
-Status CheckFiles(Config config) {
-  peerbloom::client::CurveKeyPair keys;
-  if (!config.curve) return peerbloom::daemon::CheckSigningConfig(config, keys);
-  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ResolveSeedKeys(&config));
-  PEERBLOOM_RETURN_IF_ERROR(peerbloom::client::ReadKeyFile(config.key_file, &keys));
-  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::CheckPrivate("key_file", config.key_file));
-  if (!config.authorized_keys.empty()) {
+Status CheckCurveFiles(Config* config, peerbloom::client::CurveKeyPair* keys) {
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ResolveSeedKeys(config));
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::ReadNodeKeyFile(config->key_file, keys));
+  if (!config->authorized_keys.empty()) {
     std::vector<peerbloom::client::AuthorizedKey> authorized;
     PEERBLOOM_RETURN_IF_ERROR(
-        peerbloom::client::ReadAuthorizedKeys(config.authorized_keys, &authorized));
+        peerbloom::client::ReadAuthorizedKeys(config->authorized_keys, &authorized));
   }
   std::map<std::string, std::string> allowed;
   std::vector<peerbloom::ListedNode> listed;
-  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::LoadAllowList(config, &allowed, &listed));
+  return peerbloom::daemon::LoadAllowList(*config, &allowed, &listed);
+}
+
+// The checks Daemon::Start makes of the files the config names, in its order and with its
+// messages, without creating any: what Start would create is checked only when it exists.
+Status CheckFiles(Config config) {
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::CheckDataDir(config.data_dir));
+  peerbloom::client::CurveKeyPair keys;
+  if (config.curve) PEERBLOOM_RETURN_IF_ERROR(CheckCurveFiles(&config, &keys));
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::CheckControlSocketDir(config.control));
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::CheckControlTokenFile(config.control_token_file));
   return peerbloom::daemon::CheckSigningConfig(config, keys);
 }
 

@@ -7,6 +7,7 @@
 #   squid-testbed.sh fill ADDR N [P]   fetch N URLs ORIGIN/P1.html..PN.html through it
 #   squid-testbed.sh purge ADDR URL    remove URL from its cache (PURGE); fails if absent
 #   squid-testbed.sh rotate ADDR       rotate its logs (`squid -k rotate`)
+#   squid-testbed.sh reconfigure ADDR  `squid -k reconfigure`, returning once it listens again
 #   squid-testbed.sh digest-url ADDR   print the URL of its Cache Digest
 #   squid-testbed.sh origin ADDR       print the origin's base URL
 #   squid-testbed.sh origins ADDR      print every base URL the origin answers on, one a line
@@ -29,7 +30,9 @@
 #                         "uri_whitespace encode" or "hosts_file /path/hosts")
 #   SQUID_CONF_BEFORE_ACCESS  squid.conf lines placed before the generated http_access rules
 #                         (after `acl localnet src 127.0.0.0/8`), for rules that must come
-#                         first, such as a routing lookup
+#                         first, such as a routing lookup; they come after the generated
+#                         icp_port, htcp_port and digest_generation, so they may turn them off
+#                         (`include FILE` of a rendered peerbloom-routing.conf does)
 #   ORIGIN_LISTEN         more loopback addresses the origin answers on besides 127.0.0.1,
 #                         space-separated HOST:PORT, port 0 = any ("127.0.0.201:80 [::1]:0");
 #                         `origins` lists them
@@ -91,6 +94,9 @@ import http.server, socket, sys, threading, urllib.parse
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    # Headers and body leave in two writes; with Nagle on, the body waits for Squid's delayed
+    # ACK (40 ms on Linux) and every miss would take that long.
+    disable_nagle_algorithm = True
     def _answer(self, with_body):
         body = ("<html><body>%s</body></html>\n" % self.path).encode()
         query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
@@ -166,6 +172,7 @@ cache_log $dir/logs/cache.log
 access_log stdio:$dir/logs/access.log squid
 cache_store_log stdio:$dir/logs/store.log
 logfile_rotate $LOGFILE_ROTATE
+digest_generation on
 acl localnet src 127.0.0.0/8
 acl PURGE method PURGE
 ${SQUID_CONF_BEFORE_ACCESS:-}
@@ -176,7 +183,6 @@ icp_access allow localnet
 icp_access deny all
 htcp_access allow localnet
 htcp_access deny all
-digest_generation on
 digest_bits_per_entry 5
 digest_rebuild_period $DIGEST_PERIOD seconds
 digest_rewrite_period $DIGEST_PERIOD seconds
@@ -197,6 +203,10 @@ cmd_start() {
   dir="$(dir_of "$addr")"
   if alive "$dir/squid.pid"; then note "already running on $addr:$PORT"; return 0; fi
   install_squid
+  # A Squid left over from an earlier run (not ours: no pid file) would answer our probes.
+  if (exec 3<>"/dev/tcp/$addr/$PORT") 2>/dev/null; then
+    die "something already listens on $addr:$PORT (a Squid left from an earlier run?)"
+  fi
   trap "cmd_stop '$addr' >/dev/null 2>&1 || true" EXIT  # undo a half start
   mkdir -p "$dir/logs" "$dir/cache"
   write_conf "$addr" "$dir"
@@ -256,6 +266,27 @@ cmd_rotate() {
   fi
 }
 
+# Squid reconfigures asynchronously after the signal: it closes its listening ports, rereads
+# squid.conf, restarts its helpers and opens the ports again, logging "Accepting ... at
+# local=ADDR:PORT" for each. Done when every port it listened on has such a line again.
+cmd_reconfigure() {
+  local addr="$1" dir log before ports
+  check_addr "$addr"
+  dir="$(dir_of "$addr")"
+  log="$dir/logs/cache.log"
+  alive "$dir/squid.pid" || die "no squid running on $addr"
+  before="$(wc -l <"$log")"
+  ports="$(grep -o 'Accepting .* connections at .* local=[^ ]*' "$log" | sed 's/.*local=//' |
+    sort -u)"
+  "$SQUID" -n "$(service_of "$addr")" -f "$dir/squid.conf" -k reconfigure ||
+    die "squid -k reconfigure failed on $addr"
+  local port
+  for port in $ports; do
+    wait_for "tail -n +$((before + 1)) '$log' | grep -q 'Accepting .* local=$port '" 60 ||
+      die "squid on $addr did not listen on $port again after reconfigure (see $log)"
+  done
+}
+
 cmd_stop() {
   local addr="$1" dir svc
   check_addr "$addr"
@@ -265,7 +296,12 @@ cmd_stop() {
     local pid
     pid="$(cat "$dir/squid.pid")"
     "$SQUID" -n "$svc" -f "$dir/squid.conf" -k shutdown >/dev/null 2>&1 || true
-    wait_for "! kill -0 $pid" 20 || { note "squid $pid did not stop; killing it"; kill -9 "$pid"; }
+    # Squid's master leads its own process group (kid and helpers): a kid left behind would
+    # keep the address's ports.
+    wait_for "! kill -0 $pid" 20 || {
+      note "squid $pid did not stop; killing its process group"
+      kill -9 -- "-$pid" 2>/dev/null || kill -9 "$pid"
+    }
   fi
   if alive "$dir/origin.pid"; then kill "$(cat "$dir/origin.pid")"; fi
   rm -f "$dir/origin.pid"
@@ -279,6 +315,7 @@ main() {
     fill) (($# >= 2)) || die "usage: fill ADDR N [PREFIX]"; cmd_fill "$@" ;;
     purge) (($# == 2)) || die "usage: purge ADDR URL"; cmd_purge "$1" "$2" ;;
     rotate) (($# == 1)) || die "usage: rotate ADDR"; cmd_rotate "$1" ;;
+    reconfigure) (($# == 1)) || die "usage: reconfigure ADDR"; cmd_reconfigure "$1" ;;
     digest-url) check_addr "${1:-}"; echo "http://$1:$PORT/squid-internal-periodic/store_digest" ;;
     origin) check_addr "${1:-}"; cat "$(dir_of "$1")/origin.url" ;;
     origins)
@@ -287,7 +324,7 @@ main() {
       else cat "$(dir_of "$1")/origin.url.all"; fi ;;
     dir) check_addr "${1:-}"; dir_of "$1" ;;
     stop) (($# == 1)) || die "usage: stop ADDR"; cmd_stop "$1" ;;
-    *) die "unknown command '$cmd' (start, fill, purge, rotate, digest-url, origin, origins, dir, stop)" ;;
+    *) die "unknown command '$cmd' (start, fill, purge, rotate, reconfigure, digest-url, origin, origins, dir, stop)" ;;
   esac
 }
 

@@ -258,7 +258,67 @@ TEST_F(LocalUser, KeyFileThatIsADirectorySaysSo) {
   std::ofstream(config) << text;
   const Result r = Daemon("--config " + config + " --check-config");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.out, "peerbloomd: fatal: key file '" + keys + "' is a directory, not a key file\n");
+  EXPECT_EQ(r.out, "peerbloomd: fatal: key file '" + keys +
+                       "' is a directory, not a key file (create one with 'peerbloom keygen -o " +
+                       keys + "')\n");
+}
+
+// Before: --check-config passed a config whose files the start then refused (a data_dir
+// writable by others, a missing key file, an ipc socket directory or a token file that
+// cannot be used). Now it makes Start's checks of them, with Start's messages.
+TEST_F(LocalUser, CheckConfigRefusesTheFilesStartRefuses) {
+  const std::string uid = std::to_string(::geteuid());
+  auto refused = [&](const std::string& what, const std::string& path, const std::string& mode) {
+    return "peerbloomd: fatal: " + what + " '" + path + "' is owned by uid '" + uid +
+           "' with mode '" + mode + "': it must be owned by the daemon's user (uid '" + uid +
+           "') and not writable by group or others (run 'chown " + uid + " " + path +
+           "' and 'chmod go-w " + path + "')\n";
+  };
+  // Each config is refused by --check-config and by the start with the same message (the
+  // start may log lines before it).
+  auto expect_refused = [&](const std::string& config, const std::string& message) {
+    const Result check = Daemon("--config " + config + " --check-config");
+    EXPECT_EQ(check.exit_code, 1);
+    EXPECT_EQ(check.out, message);
+    const Result start = Daemon("--config " + config + " --foreground");
+    EXPECT_EQ(start.exit_code, 1);
+    EXPECT_TRUE(start.out.ends_with("\n" + message) || start.out == message) << start.out;
+  };
+
+  ASSERT_EQ(::chmod(data_.c_str(), 0777), 0);
+  expect_refused(Config(), refused("data_dir", data_, "0777"));
+  ASSERT_EQ(::chmod(data_.c_str(), 0700), 0);
+
+  const std::string shared = dir_ + "/shared";
+  ASSERT_EQ(::mkdir(shared.c_str(), 0700), 0);
+  ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
+  expect_refused(Config("control = \"ipc://" + shared + "/control.sock\"\n"),
+                 refused("control socket directory", shared, "0777"));
+
+  const std::string token = dir_ + "/token";
+  ASSERT_EQ(::mkdir(token.c_str(), 0700), 0);
+  expect_refused(Config("control = \"tcp://127.0.0.1:" + std::to_string(FreePort()) +
+                        "\"\ncontrol_token_file = \"" + token + "\"\n"),
+                 "peerbloomd: fatal: control token file '" + token + "' is a directory\n");
+
+  // curve = false skips keys: turn it back on.
+  std::string text = ReadAll(Config());
+  text.replace(text.find("curve = false\n"), 14, "");
+  std::ofstream(dir_ + "/peerbloomd.toml") << text;
+  const std::string key_file = data_ + "/node.key";
+  expect_refused(dir_ + "/peerbloomd.toml",
+                 "peerbloomd: fatal: cannot open key file '" + key_file +
+                     "': No such file or directory (create one with 'peerbloom keygen -o " +
+                     key_file + "')\n");
+
+  // What the start creates when missing is not required beforehand.
+  const std::string fresh = dir_ + "/fresh";
+  text = ReadAll(Config());
+  text.replace(text.find(data_), data_.size(), fresh);
+  std::ofstream(dir_ + "/peerbloomd.toml") << text;
+  const Result check = Daemon("--config " + dir_ + "/peerbloomd.toml --check-config");
+  EXPECT_EQ(check.exit_code, 0) << check.out;
+  EXPECT_FALSE(std::filesystem::exists(fresh));
 }
 
 // A URL with a C1 control (U+009B, a terminal's CSI): the warning reaches the log escaped

@@ -20,14 +20,20 @@ std::string SquidTestbed::SkipReason() {
   return "";
 }
 
-std::string SquidTestbed::Start(const SquidTestbedOptions& options) {
-  options_ = options;
-  std::string tmpl = ::testing::TempDir() + options.name + ".XXXXXX";
+std::string SquidTestbed::Reserve(const std::string& name) {
+  if (!addr_.empty()) return "";
+  std::string tmpl = ::testing::TempDir() + name + ".XXXXXX";
   if (::mkdtemp(tmpl.data()) == nullptr) return "cannot create a working directory";
   root_ = tmpl;
   // Squid runs as 'proxy' and must reach its working directory under this one.
   std::filesystem::permissions(root_, std::filesystem::perms(0755));
   if (!ClaimAddress()) return "no free test-bed address in 127.0.0.200-249";
+  return "";
+}
+
+std::string SquidTestbed::Start(const SquidTestbedOptions& options) {
+  options_ = options;
+  if (std::string why = Reserve(options.name); !why.empty()) return why;
   if (!options_.hosts.empty()) {
     const std::string hosts = root_ + "/hosts";
     std::ofstream(hosts) << WithAddress(options_.hosts);
@@ -47,13 +53,14 @@ void SquidTestbed::Stop(bool keep_files) {
       std::fprintf(stderr, "squid-testbed: stop %s failed\n", addr_.c_str());
     started_ = false;
   }
-  if (keep_files) {
+  if (!root_.empty() && keep_files) {
     std::printf("keeping %s for inspection\n", root_.c_str());
   } else if (!root_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(root_, ec);
   }
   root_.clear();
+  addr_.clear();
   if (lock_fd_ >= 0) ::close(lock_fd_);
   lock_fd_ = -1;
 }

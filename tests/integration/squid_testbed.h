@@ -46,14 +46,19 @@ class SquidTestbed {
   // Why the test bed cannot run here (no Squid, not root), or empty when it can.
   static std::string SkipReason();
 
-  // Creates the working directory, claims an address, starts Squid and learns the origin's
-  // base URL. Returns empty on success, otherwise what failed.
+  // Creates the working directory named after `name` and claims an address, so that addr()
+  // and root() are known before Start (for configs that name other beds' addresses). Returns
+  // empty on success, otherwise what failed. Start does it when it was not done.
+  std::string Reserve(const std::string& name);
+  // Creates the working directory, claims an address (unless Reserve did), starts Squid and
+  // learns the origin's base URL. Returns empty on success, otherwise what failed.
   std::string Start(const SquidTestbedOptions& options);
   // Stops Squid (idempotent), releases the address, and removes the working directory unless
   // keep_files (then it says where it is).
   void Stop(bool keep_files);
 
   // Runs `scripts/squid-testbed.sh ARGS` with this bed's settings; the exit status.
+  // ("reconfigure " + addr() returns once Squid listens again after `squid -k reconfigure`.)
   int Run(const std::string& args) const;
   // The same, returning its standard output without trailing newlines.
   std::string Capture(const std::string& args) const;
