@@ -86,7 +86,7 @@ class GossipEngine::Impl {
                int64_t now_ms);
   bool OwnWord(std::string_view origin, const Member& sender, bool verified) const;
   void OnDigest(const WireFrame& frame, const Member& sender, bool verified, int64_t now_ms);
-  void NoteOwnEpoch(const DigestEntry& e, int* bad_certs, int64_t now_ms);
+  void NoteOwnEpoch(const DigestEntry& e, int* bad_certs);
   // How the entry's heartbeat may be taken: the origin's signature checked when it must sign.
   BeatClaim CheckBeat(const DigestEntry& e, int* bad_beats);
   // Whether the entry's epoch may be merged: not newer than the one known, certified, or

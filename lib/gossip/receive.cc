@@ -131,7 +131,7 @@ void GossipEngine::Impl::OnDigest(const WireFrame& frame, const Member& sender, 
     // What others say of this node's heartbeat is not taken (LocalNode::Beat); its epoch
     // only when proven above its own (NoteOwnEpoch).
     if (e.origin == opt_.node_id) {
-      NoteOwnEpoch(e, &bad_certs, now_ms);
+      NoteOwnEpoch(e, &bad_certs);
       continue;
     }
     const bool own = verified && e.origin == sender.id;
@@ -154,18 +154,16 @@ void GossipEngine::Impl::OnDigest(const WireFrame& frame, const Member& sender, 
 // This node restarted with an epoch below one it ran before (its epoch file was lost while
 // its clock was behind): peers that heard the earlier incarnation take its frames for an old
 // incarnation's. A peer's digest names the earlier epoch; proven by this node's own
-// signature (or, without a sign key, within the clock bounds), it is kept for the daemon to
-// start an epoch above it (SupersededEpoch).
-void GossipEngine::Impl::NoteOwnEpoch(const DigestEntry& e, int* bad_certs, int64_t now_ms) {
+// signature, it is kept for the daemon to start an epoch above it (SupersededEpoch). Without
+// a sign key nothing proves it, and any member could make the node start epoch after epoch:
+// such a node is not healed this way (docs/gossip.md).
+void GossipEngine::Impl::NoteOwnEpoch(const DigestEntry& e, int* bad_certs) {
   if (!local_.has_summary() || e.epoch <= local_.epoch() || e.epoch <= own_epoch_seen_) return;
-  if (sigs_.Signs(opt_.node_id)) {
-    if (*bad_certs > 0 ||
-        !sigs_.ProvesEpoch(opt_.node_id, e.epoch, e.epoch_cert, e.heartbeat, e.beat_sig)) {
-      ++*bad_certs;
-      ++stats_.epochs_refused;
-      return;
-    }
-  } else if (!membership_.Plausible(e.epoch, 0, now_ms)) {
+  if (opt_.signer == nullptr || !sigs_.Signs(opt_.node_id)) return;
+  if (*bad_certs > 0 ||
+      !sigs_.ProvesEpoch(opt_.node_id, e.epoch, e.epoch_cert, e.heartbeat, e.beat_sig)) {
+    ++*bad_certs;
+    ++stats_.epochs_refused;
     return;
   }
   own_epoch_seen_ = e.epoch;

@@ -190,6 +190,30 @@ TEST_F(AttackLinks, ImplausibleClaimsAboutOthersAreRefused) {
   EXPECT_TRUE(VictimFineEverywhere());
 }
 
+// (a) continued: claims about the victim sent to the victim itself. A node once took the
+// highest heartbeat others showed it of its own and beat on from there; one entry with
+// heartbeat 10^12 then made every other node refuse its frames as implausible, and it
+// vanished from their who-has until it restarted. Now a node's heartbeat is its own.
+TEST_F(AttackLinks, ClaimsAboutANodeSentToItselfChangeNothing) {
+  const json before = PeerOf(a_, "victim");
+  const uint64_t epoch = before.value("epoch", uint64_t{0});
+  ASSERT_GT(epoch, 0u);
+  zmq::socket_t s = Connect(victim_, bad_public_, bad_secret_);
+  const uint64_t huge = 1000000000000;
+  s.send(zmq::buffer(Digest(Header("test-client", epoch_, 1), {Entry("victim", epoch, huge)})));
+  s.send(zmq::buffer(
+      Digest(Header("test-client", epoch_, 2), {Entry("victim", epoch + 1000, huge)})));
+  ASSERT_TRUE(WaitFor([&] { return !PeerOf(victim_, "test-client").is_null(); }, kWaitDeadline));
+  EXPECT_TRUE(HoldsFor([&] { return VictimFineEverywhere(); }, Window()));
+  for (Node* n : {a_, b_}) {
+    const json p = PeerOf(n, "victim");
+    EXPECT_EQ(p.value("epoch", uint64_t{0}), epoch) << n->name();
+    EXPECT_LT(p.value("heartbeat", uint64_t{0}), 1000u) << n->name();
+    EXPECT_EQ(Counter(n, "gossip", "implausible_heartbeats"), 0u) << n->name();
+  }
+  EXPECT_EQ(victim_->Stats()["summary"].value("epoch", uint64_t{0}), epoch);
+}
+
 // (b) Filling the member table: one digest naming 1,100 invented members.
 TEST_F(AttackLinks, InventedMembersNeverEnterTheTable) {
   std::vector<DigestEntry> ghosts;

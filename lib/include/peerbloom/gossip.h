@@ -306,8 +306,8 @@ class GossipEngine {
   // Every known member except this node, alive or dead, sorted by node id.
   std::vector<PeerInfo> Peers(int64_t now_ms) const;
   const GossipStats& stats() const;
-  // Addition: an epoch of this node that a peer named, proven by this node's signature (or,
-  // without a sign key, within the clock bounds), above the epoch it runs; 0 when none. The
+  // Addition: an epoch of this node that a peer named, proven by this node's signature (a
+  // node without a signer never has one), above the epoch it runs; 0 when none. The
   // node restarted below an earlier incarnation (its epoch file lost while its clock was
   // behind), so its peers would take its frames for the old incarnation's: the caller should
   // publish a full summary in an epoch above it.
