@@ -71,6 +71,7 @@ Status CheckCurveFiles(Config* config, peerbloom::client::CurveKeyPair* keys) {
 // The checks Daemon::Start makes of the files the config names, in its order and with its
 // messages, without creating any: what Start would create is checked only when it exists.
 Status CheckFiles(Config config) {
+  PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::LoadClusterSecret(&config));
   PEERBLOOM_RETURN_IF_ERROR(peerbloom::daemon::CheckDataDir(config.data_dir));
   peerbloom::client::CurveKeyPair keys;
   if (config.curve) PEERBLOOM_RETURN_IF_ERROR(CheckCurveFiles(&config, &keys));

@@ -264,8 +264,9 @@ TEST_F(LocalUser, KeyFileThatIsADirectorySaysSo) {
 }
 
 // Before: --check-config passed a config whose files the start then refused (a data_dir
-// writable by others, a missing key file, an ipc socket directory or a token file that
-// cannot be used). Now it makes Start's checks of them, with Start's messages.
+// writable by others, a cluster secret file others may read, a missing key file, an ipc
+// socket directory or a token file that cannot be used). Now it makes Start's checks of them,
+// with Start's messages.
 TEST_F(LocalUser, CheckConfigRefusesTheFilesStartRefuses) {
   const std::string uid = std::to_string(::geteuid());
   auto refused = [&](const std::string& what, const std::string& path, const std::string& mode) {
@@ -294,6 +295,14 @@ TEST_F(LocalUser, CheckConfigRefusesTheFilesStartRefuses) {
   ASSERT_EQ(::chmod(shared.c_str(), 0777), 0);
   expect_refused(Config("control = \"ipc://" + shared + "/control.sock\"\n"),
                  refused("control socket directory", shared, "0777"));
+
+  const std::string secret = dir_ + "/secret";
+  std::ofstream(secret) << "s3cret\n";
+  ASSERT_EQ(::chmod(secret.c_str(), 0644), 0);
+  expect_refused(Config("cluster_secret_file = \"" + secret + "\"\n"),
+                 "peerbloomd: fatal: cluster_secret_file '" + secret +
+                     "' is accessible by others or writable by its group; chmod 600 it (or 640 "
+                     "to share it with its group)\n");
 
   const std::string token = dir_ + "/token";
   ASSERT_EQ(::mkdir(token.c_str(), 0700), 0);
