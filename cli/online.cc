@@ -90,26 +90,36 @@ std::string DescribeNode(const client::WhoHasNode& node) {
   return text + ")";
 }
 
-// Prints the answers of one who-has batch; *claimed counts the keys some node claims. A key
-// the reply has no line for (a key holding '\n' is more than one line to the daemon) is
-// printed as claimed by no node.
+// Counts of the answers printed so far.
+struct WhoHasTally {
+  size_t claimed = 0;   // keys some node claims
+  size_t not_urls = 0;  // URL lines the daemon refused: not absolute URLs (squid-md5)
+};
+
+// Prints the answers of one who-has batch. A key the reply has no line for (a key holding
+// '\n' is more than one line to the daemon) is printed as claimed by no node. A URL line the
+// daemon refused is an error on stderr (after the batch's answers), not an answer.
 Status PrintWhoHas(const std::vector<std::string>& keys, const json& reply, std::string_view body,
-                   bool as_json, size_t* claimed) {
+                   bool as_json, bool urls, WhoHasTally* tally) {
   client::WhoHasReply decoded;
   PEERBLOOM_RETURN_IF_ERROR(client::DecodeWhoHasReply(reply, body, &decoded));
   const client::WhoHasAnswer none;
   std::string out;
+  std::vector<std::string> not_urls;
   for (size_t k = 0; k < keys.size(); ++k) {
     const std::string& key = keys[k];
     const client::WhoHasAnswer& answer = k < decoded.answers.size() ? decoded.answers[k] : none;
     const std::vector<size_t>& idx = answer.nodes;
-    if (!idx.empty()) ++*claimed;
+    if (!idx.empty()) ++tally->claimed;
+    if (answer.invalid && urls) not_urls.push_back(key);
     if (as_json) {
       json j = {{"claimed", !idx.empty()}, {"nodes", json::array()}};
       PutKey(key, &j);
-      if (answer.invalid) j["error"] = "invalid key";
+      if (answer.invalid) j["error"] = urls ? "not a url" : "invalid key";
       for (size_t i : idx) j["nodes"].push_back(client::WhoHasNodeJson(decoded.nodes[i]));
       out += j.dump() + "\n";
+    } else if (answer.invalid && urls) {
+      continue;
     } else {
       out += key + ": ";
       if (answer.invalid) out += "invalid key";
@@ -121,6 +131,11 @@ Status PrintWhoHas(const std::vector<std::string>& keys, const json& reply, std:
     }
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
+  std::fflush(stdout);
+  for (const std::string& key : not_urls) {
+    (void)Error(QuoteBytes(key) + " is not a url (expected scheme://host/path)");
+  }
+  tally->not_urls += not_urls.size();
   return Status::Ok();
 }
 
@@ -156,12 +171,12 @@ int RunWhoHas(const GlobalOptions& g, const KeyArgs& a) {
   Status s = Connect(g, &control);
   if (!s.ok()) return Error(s);
   const json request = {{"op", client::kOpWhoHas}, {"input", a.keys ? "key" : "url"}};
-  size_t claimed = 0;
+  WhoHasTally tally;
   auto ask = [&](const std::vector<std::string>& keys) {
     json reply;
     std::string body;
     Status st = control->Call(request, Join(keys), &reply, &body);
-    if (st.ok()) st = PrintWhoHas(keys, reply, body, g.json, &claimed);
+    if (st.ok()) st = PrintWhoHas(keys, reply, body, g.json, !a.keys, &tally);
     return st;
   };
   if (!IsStdin(a)) {
@@ -174,7 +189,8 @@ int RunWhoHas(const GlobalOptions& g, const KeyArgs& a) {
     }
   }
   if (!s.ok()) return Error(s);
-  return claimed > 0 ? kExitClaimed : kExitNone;
+  if (tally.not_urls > 0) return kExitError;
+  return tally.claimed > 0 ? kExitClaimed : kExitNone;
 }
 
 int RunChange(const GlobalOptions& g, const KeyArgs& a, bool add) {

@@ -49,20 +49,23 @@ Status InputIsKeys(const nlohmann::json& request, bool* keys) {
 
 // squid-md5 keys of URLs, kMd5Lanes at a time (Md5WithPrefixLanes), into a WhoHasBatch in
 // line order. The same keys as KeyEncoder::FromUrl: the canonical form, or the URL as given
-// when Squid would refuse it.
+// when Squid would refuse it. A line that is not an absolute URL at all ("127.0.0.1/x") is
+// invalid, not keyed: no Squid object has such a key, so "no node" would hide the mistake.
 class SquidUrlLanes {
  public:
   SquidUrlLanes(const SquidUrlOptions& options, WhoHasBatch* batch)
       : options_(options), batch_(batch) {}
   void Add(std::string_view line) {
-    if (line.empty()) {
+    std::string& canonical = canonical_[filled_];
+    if (CanonicalSquidUrl(line, options_, &canonical).ok()) {
+      urls_[filled_] = canonical;
+    } else if (IsAbsoluteUrl(line)) {
+      urls_[filled_] = line;
+    } else {
       Finish();  // keeps the order: the pending URLs are answered first
       batch_->AddInvalid();
       return;
     }
-    std::string& canonical = canonical_[filled_];
-    urls_[filled_] =
-        CanonicalSquidUrl(line, options_, &canonical).ok() ? std::string_view(canonical) : line;
     if (++filled_ == kMd5Lanes) Finish();
   }
   void Finish() {

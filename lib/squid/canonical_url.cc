@@ -343,4 +343,15 @@ Status CanonicalSquidUrl(std::string_view url, const SquidUrlOptions& options, s
   return squid_url::Canonicalize(url, options, out);
 }
 
+bool IsAbsoluteUrl(std::string_view url) noexcept {
+  while (!url.empty() && squid_url::IsDelimiter(url.front())) url.remove_prefix(1);
+  std::string_view scheme;
+  if (!squid_url::ParseScheme(url, &scheme)) return false;
+  const squid_url::SchemeInfo* known = squid_url::FindScheme(scheme);
+  if (known != nullptr && known->name == "urn") return true;
+  const std::string_view rest = url.substr(scheme.size() + 1);
+  return rest.size() > 2 && rest.substr(0, 2) == "//" &&
+         (squid_url::ClassOf(rest[2]) & squid_url::kEndsHost) == 0;
+}
+
 }  // namespace peerbloom

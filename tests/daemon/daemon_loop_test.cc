@@ -115,7 +115,8 @@ TEST_F(DaemonLoop, FeedLinesReachTheFilterAndWhoHas) {
 
 // squid-md5 who-has keys URLs kMd5Lanes at a time; the keys must be those `add` made one at a
 // time (KeyEncoder::FromUrl) for every spelling: canonical or not, refused by Squid (keyed as
-// given), longer than two MD5 blocks, with empty lines breaking the groups.
+// given), longer than two MD5 blocks, with empty lines breaking the groups. A line that is not
+// an absolute URL is invalid, like an empty one: no Squid object has its key.
 TEST_F(DaemonLoop, SquidMd5WhoHasInLanesFindsEveryAddedSpelling) {
   Config config;
   const std::string toml = "node_id = \"solo\"\nlisten = \"tcp://127.0.0.1:0\"\ndata_dir = \"" +
@@ -130,7 +131,7 @@ TEST_F(DaemonLoop, SquidMd5WhoHasInLanesFindsEveryAddedSpelling) {
       "http://a.example./%7e?q=1",
       "https://b.example:443/",
       "http://b.example:8080/path with space",
-      "not a url",
+      "http://g.example:0/port-zero",
       "http://[::1]:80/v6",
       "ftp://user@c.example/file",
       "http://c.example/" + std::string(150, 'z'),
@@ -156,6 +157,9 @@ TEST_F(DaemonLoop, SquidMd5WhoHasInLanesFindsEveryAddedSpelling) {
   reply = Ask(&d, {{"op", "who-has"}}, asks, &body);
   ASSERT_EQ(reply["ok"], true) << reply.dump();
   EXPECT_EQ(body, want);
+  reply = Ask(&d, {{"op", "who-has"}}, "http://a/1\nnot a url\n127.0.0.1/x\nhttp://a/1\n", &body);
+  EXPECT_EQ(body, "0\n!\n!\n0\n");
+  EXPECT_EQ(reply["invalid"], 2);
 }
 
 TEST_F(DaemonLoop, TheWhoHasSocketAnswersNodeIdsPerLine) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
+#include "peerbloom/key_scheme.h"
 #include "tests/integration/cluster_harness.h"
 
 namespace peerbloom::testing {
@@ -145,6 +146,68 @@ TEST(Cli, SquidMd5UrlsAreCanonicalizedByTheDaemon) {
   // The filter held that one key and is empty again: exact, not a Bloom guess.
   r = Cli(control + "who-has http://alpha.lab/t/x");
   EXPECT_EQ(r.exit_code, 1) << r.out;
+}
+
+// Under squid-md5 a who-has URL must be absolute: Squid keys nothing else, so one without a
+// scheme used to be answered "no node" (exit 1), hiding the mistake. Now it is an error that
+// names it. Keys (--key), the raw scheme and the Squid helper's batches are unaffected.
+TEST(Cli, WhoHasRefusesWhatIsNotAUrlUnderSquidMd5) {
+  Cluster cluster;
+  Node* a = cluster.AddNode("a");
+  Node* b = cluster.AddNode("b");
+  Node* r = cluster.AddNode("r");
+  NodeOptions squid;
+  squid.key_scheme = "squid-md5";
+  ASSERT_TRUE(a->Start(squid, {})) << a->log_tail();
+  ASSERT_TRUE(b->Start(squid, {a})) << b->log_tail();
+  ASSERT_TRUE(r->Start(NodeOptions(), {})) << r->log_tail();  // raw, alone
+  const std::string held = "http://held.example/1";
+  ASSERT_TRUE(a->Add({held}));
+  ASSERT_TRUE(
+      WaitFor([&] { return b->WhoHas({held})[0] == std::vector<std::string>{"a"}; }, kWaitDeadline))
+      << b->log_tail();
+  const std::string at_b = "--timeout 60000 --control ipc://" + cluster.dir() + "/b/control.sock ";
+  const std::string not_a_url =
+      "peerbloom: error: '127.0.0.40/x' is not a url (expected scheme://host/path)\n";
+
+  Result out = Cli(at_b + "who-has 127.0.0.40/x");
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_EQ(out.out, not_a_url);
+  // Beside URLs: their answers, then the error; exit 2 whatever they claim.
+  const std::string answer = held + ": a (tcp://127.0.0.1:";
+  out = Cli(at_b + "who-has " + held + " 127.0.0.40/x");
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_EQ(out.out.rfind(answer, 0), 0u) << out.out;
+  EXPECT_EQ(out.out.substr(out.out.find('\n') + 1), not_a_url) << out.out;
+  out = Cli(at_b + "who-has -", "127.0.0.40/x\n" + held + "\n");
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_EQ(out.out.rfind(answer, 0), 0u) << out.out;
+  EXPECT_EQ(out.out.substr(out.out.find('\n') + 1), not_a_url) << out.out;
+  out = Cli(at_b + "--json who-has 127.0.0.40/x");
+  EXPECT_EQ(out.exit_code, 2);
+  EXPECT_EQ(out.out,
+            "{\"claimed\":false,\"error\":\"not a url\",\"key\":\"127.0.0.40/x\",\"nodes\":[]}\n" +
+                not_a_url);
+
+  // A store key is a key, not a URL; a bad one is answered as before.
+  const std::string key = SquidKeyHex(KeyEncoder(KeyScheme::kSquidMd5).SquidStoreKey(held));
+  out = Cli(at_b + "who-has --key " + key);
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(out.out.rfind(key + ": a (tcp://127.0.0.1:", 0), 0u) << out.out;
+  out = Cli(at_b + "who-has --key 127.0.0.40/x");
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.out, "127.0.0.40/x: invalid key\n");
+  // Under raw any line is a key. r holds nothing and knows no peer: "no node" is exact.
+  out = Cli("--timeout 60000 --control ipc://" + cluster.dir() + "/r/control.sock who-has " +
+            "127.0.0.40/x");
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_EQ(out.out, "127.0.0.40/x: no node\n");
+
+  // The Squid helper answers ERR for it, and the rest of the batch as usual.
+  out = Cli(at_b + "squid-helper --wait-ms 60000",
+            "1 " + held + " -\n2 127.0.0.40/x -\n3 " + held + " -\n");
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(out.out, "1 OK peer=a\n2 ERR\n3 OK peer=a\n");
 }
 
 // The daemon answers `rebuild` with the feed it rebuilds; the text output says so in words

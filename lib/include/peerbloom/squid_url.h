@@ -78,6 +78,14 @@ inline constexpr size_t kSquidMaxUrlBytes = 8191;
 // *out keeps its capacity between calls, so a reused string makes the call allocation-free.
 Status CanonicalSquidUrl(std::string_view url, const SquidUrlOptions& options, std::string* out);
 
+// Whether `url` is an absolute URL as Squid's parser reads one, the only kind a store key is
+// made of: after the delimiters CanonicalSquidUrl drops, a scheme (a letter, then up to 15
+// letters, digits or "+-._") and ':', then "//" and a host (what follows does not start with
+// '/', '?', '#' or whitespace), or "urn:". "127.0.0.1/x", "example.com", "http:/x" and
+// "http:///x" are not. An absolute URL that CanonicalSquidUrl refuses (a bad port, a control
+// byte) is still one: Squid refuses it, it does not read it as something else.
+bool IsAbsoluteUrl(std::string_view url) noexcept;
+
 }  // namespace peerbloom
 
 #endif  // PEERBLOOM_SQUID_URL_H_

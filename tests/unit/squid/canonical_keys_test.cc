@@ -37,6 +37,7 @@ TEST(CanonicalKeys, EverySpellingGetsTheKeySquidGaveIt) {
       continue;
     }
     ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(IsAbsoluteUrl(row.spelling)) << "who-has would refuse what squid stored";
     EXPECT_EQ(canonical, row.canonical);
     EXPECT_EQ(SquidKeyHex(raw.SquidStoreKey(row.canonical)), row.key)
         << "the recorded canonical URL is not what Squid hashed";

@@ -293,6 +293,23 @@ TEST(CanonicalSquidUrl, RefusesWhatSquidRefuses) {
             "url of '8188' bytes is longer than the '8187' squid accepts");
 }
 
+// who-has refuses what is not an absolute URL (a store key is never made of one) and keys the
+// rest, refused by Squid or not.
+TEST(IsAbsoluteUrl, NeedsASchemeAndAHostOrUrn) {
+  for (const char* url :
+       {"http://alpha.lab/x", "HTTP://Alpha.LAB:80", " \thttp://a/x ", "ftp://user@alpha.lab/x",
+        "x-y+z.w://h/", "urn:isbn:0451450523", "URN:a:b", "http://alpha.lab:0/x", "http://a..lab/x",
+        "http://:80/x", "http://user@/x", "http://alpha.lab/a\nb"}) {
+    EXPECT_TRUE(IsAbsoluteUrl(url)) << url;
+  }
+  for (const char* url :
+       {"", " ", "127.0.0.40/x", "alpha.lab", "alpha.lab:80/x", "localhost:3128", "/x",
+        "1http://alpha.lab/x", "abcdefghijklmnopq://alpha.lab/x", "http:/alpha.lab/x", "http:///x",
+        "http://?q", "http://#f", "http:// a/", "http://", "http:", "mailto:a@b"}) {
+    EXPECT_FALSE(IsAbsoluteUrl(url)) << url;
+  }
+}
+
 // The control-byte scan works 16 and 8 bytes at a time, then byte by byte: a byte that must
 // be refused (or a space that must be stripped) is found at every offset.
 TEST(CanonicalSquidUrl, EveryOffsetIsScanned) {
