@@ -731,11 +731,14 @@ void Daemon::Reload() {
   if (config_.curve) {
     listed_ = listed;
     engine_->SetListed(std::move(listed), clock_->NowMs());
-    // Sign keys too: a rotated `sign=` key is checked from now on, without a restart.
+    // Sign keys too: a rotated `sign=` key is checked from now on, without a restart, by the
+    // gossip engine and by the relay (broadcasts and purges).
     GossipOptions sign_options;
     s = LoadOriginKeys(config_, keys_, &sign_options);
     if (s.ok()) {
-      engine_->SetSignKeys(std::move(sign_options.sign_keys));
+      sign_keys_ = std::move(sign_options.sign_keys);
+      engine_->SetSignKeys(sign_keys_);
+      relay_->SetOriginKeys(signer_, sign_keys_, config_.require_signatures);
     } else {
       spdlog::error("reload: sign keys kept: {}", s.message());
     }

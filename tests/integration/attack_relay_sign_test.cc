@@ -5,6 +5,8 @@
 // everywhere (docs/relay.md, "Origin signatures"; docs/security.md, "Signed origins").
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -179,6 +181,111 @@ TEST_F(AttackRelaySign, ForgedPurgeForAnotherOriginIsRefusedEverywhere) {
     EXPECT_EQ(Relay(n, "signatures_refused"), 3u) << n->name();
     EXPECT_EQ(Relay(n, "purges"), 0u) << n->name();
   }
+}
+
+// The value of `field = ` in a key file.
+std::string KeyFileField(const std::string& path, const std::string& field) {
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind(field + " = ", 0) == 0) return line.substr(field.size() + 3);
+  }
+  return "";
+}
+
+// Sign key rotation (docs/security.md, "Key rotation") without restarting the receivers: a
+// SIGHUP gives their relay the new sign key, so the rotated node's broadcasts are delivered;
+// and once the old key's line is gone, a broadcast signed with it is refused. Before, the
+// relay kept the keys it started with: the first was refused and the second delivered.
+TEST_F(AttackRelaySign, RotatedAndRevokedSignKeysApplyToBroadcastsAfterAReload) {
+  const std::string old_key_file = cluster_.dir() + "/victim.key";
+  const std::string old_public = victim_->public_key();
+  std::string raw;
+  ASSERT_TRUE(client::Z85Decode32(KeyFileField(old_key_file, "sign-secret-key"), &raw).ok());
+  std::unique_ptr<OriginSigner> old_signer;
+  ASSERT_TRUE(OriginSigner::Create(raw, &old_signer).ok());
+
+  // A new key file for the victim, listed beside the old one; a and b reload.
+  client::CurveKeyPair fresh;
+  ASSERT_TRUE(client::GenerateCurveKeyPair(&fresh).ok());
+  ASSERT_TRUE(client::GenerateSignKeys(&fresh).ok());
+  const std::string new_key_file = cluster_.dir() + "/victim.key.new";
+  ASSERT_TRUE(client::WriteKeyFile(new_key_file, fresh, false).ok());
+  std::ofstream(cluster_.dir() + "/authorized_keys", std::ios::app)
+      << fresh.public_key << " victim sign=" << fresh.sign_public_key << "\n";
+  const std::vector<std::pair<Node*, std::string>> others = {
+      {a_, R"(relay_links = ["victim", "b", "mallory"])"},
+      {b_, R"(relay_links = ["victim", "a", "mallory"])"},
+  };
+  auto reload_others = [&] {
+    for (const auto& [node, line] : others) {
+      NodeOptions o;
+      o.extra = line + "\n";
+      const uint64_t reloads = node->Stats()["reloads"];
+      ASSERT_TRUE(node->Reload(o, {victim_}));
+      ASSERT_TRUE(WaitFor([&] { return node->Stats()["reloads"] > reloads; }, kWaitDeadline))
+          << node->log_tail();
+    }
+  };
+  reload_others();
+
+  // The victim restarts with its new keys; a and b keep running.
+  ASSERT_TRUE(victim_->Stop());
+  victim_->set_key_file(new_key_file);
+  NodeOptions victim_options;
+  victim_options.extra = R"(relay_links = ["a", "b", "mallory"])"
+                         "\n";
+  ASSERT_TRUE(victim_->Start(victim_options, {a_})) << victim_->log_tail();
+  ASSERT_EQ(victim_->public_key(), fresh.public_key);
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (Node* n : Nodes()) {
+          if (n->Stats()["relay"]["links_up"] != 2) return false;
+        }
+        return true;
+      },
+      kWaitDeadline))
+      << a_->log_tail();
+  json reply;
+  std::string body;
+  ASSERT_TRUE(victim_->Call({{"op", "broadcast"}}, std::string("rotated"), &reply, &body));
+  const Delivery rotated{"victim", reply["id"], "message", "rotated"};
+  for (Node* n : {a_, b_}) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          const std::vector<Delivery> got = Deliveries(n);
+          return std::find(got.begin(), got.end(), rotated) != got.end();
+        },
+        kWaitDeadline))
+        << n->name() << " refused " << Relay(n, "signatures_refused") << " signature(s)";
+  }
+
+  // While the old key is listed, a broadcast it signed is taken (mallory only relays it);
+  // after its line is removed and a and b reload, one is refused.
+  auto signed_by_old_key = [&](uint64_t id, const std::string& text) {
+    RelayData d;
+    d.origin = "victim";
+    d.id = id;
+    d.hop_limit = 16;
+    d.filter_k = 7;
+    d.filter = std::string(20, '\0');
+    d.payload = std::string(1, '\0') + text;  // kind 0: a message
+    EXPECT_TRUE(SignRelayData(*old_signer, ClusterTag(kClusterSecret), &d).ok());
+    return d;
+  };
+  const uint64_t id = uint64_t{1} << 62;
+  zmq::socket_t s = Client(a_);
+  const uint64_t delivered = Relay(a_, "delivered");
+  ASSERT_TRUE(SendAndCount(&s, a_, Frame("mallory", signed_by_old_key(id, "listed")), "delivered",
+                           delivered));
+  cluster_.RemoveKey(old_public);
+  reload_others();
+  const uint64_t refused = Relay(a_, "signatures_refused");
+  EXPECT_TRUE(SendAndCount(&s, a_, Frame("mallory", signed_by_old_key(id + 1, "revoked")),
+                           "signatures_refused", refused));
+  const std::vector<Delivery> got = Deliveries(a_);
+  EXPECT_EQ(std::count(got.begin(), got.end(), Delivery{"victim", id, "message", "listed"}), 1);
+  EXPECT_EQ(std::count(got.begin(), got.end(), Delivery{"victim", id + 1, "message", "revoked"}),
+            0);
 }
 
 }  // namespace
