@@ -1,5 +1,8 @@
 #include "daemon/purge_runner.h"
 
+#include <exception>
+#include <string>
+
 namespace peerbloom::daemon {
 
 PurgeRunner::PurgeRunner(Action action) : action_(std::move(action)) {
@@ -46,7 +49,13 @@ void PurgeRunner::Run() {
     queued_.pop_front();
     running_ = 1;
     lock.unlock();
-    action_(stop_, &job.result);
+    // The action quotes a URL from another node: an exception ends this job, not the daemon.
+    try {
+      action_(stop_, &job.result);
+    } catch (const std::exception& e) {
+      job.result["purged"] = false;
+      job.result["error"] = std::string("internal error: ") + e.what();
+    }
     lock.lock();
     running_ = 0;
     done_.push_back(std::move(job));

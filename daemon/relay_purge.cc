@@ -5,6 +5,7 @@
 #include <string>
 
 #include "daemon/http_client.h"
+#include "daemon/json_text.h"
 #include "daemon/purge_command.h"
 #include "peerbloom/escape.h"
 
@@ -47,7 +48,7 @@ nlohmann::json CheckPurge(const Config& config, LocalStore* store, std::string_v
   } else {
     result["action"] = "none";
   }
-  if (!PurgeActionPending(result)) spdlog::info("purge {}: {}", QuoteBytes(url), result.dump());
+  if (!PurgeActionPending(result)) spdlog::info("purge {}: {}", QuoteBytes(url), JsonText(result));
   return result;
 }
 
@@ -63,7 +64,7 @@ void RunPurgeAction(const Config& config, const std::atomic<bool>& stop, nlohman
   } else {
     PurgeSquid(config.purge_squid, url, stop, result);
   }
-  spdlog::info("purge {}: {}", QuoteBytes(url), result->dump());
+  spdlog::info("purge {}: {}", QuoteBytes(url), JsonText(*result));
 }
 
 }  // namespace peerbloom::daemon

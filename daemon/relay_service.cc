@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 
+#include "daemon/json_text.h"
 #include "daemon/relay_purge.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
@@ -35,7 +36,7 @@ RelayOptions MakeOptions(const Config& config, const SipKey& key, uint64_t first
   return o;
 }
 
-constexpr std::array<StatEntry<RelayService>, 29> kRelay = {{
+constexpr std::array<StatEntry<RelayService>, 30> kRelay = {{
     {"links", "configured relay links",
      [](const RelayService& r) -> Json { return r.Stats()["links"]; }},
     {"links_up", "relay links membership knows alive with an endpoint",
@@ -88,6 +89,8 @@ constexpr std::array<StatEntry<RelayService>, 29> kRelay = {{
      [](const RelayService& r) -> Json { return r.Stats()["purge_actions_pending"]; }},
     {"purge_actions_refused", "purge actions refused: too many under way",
      [](const RelayService& r) -> Json { return r.Stats()["purge_actions_refused"]; }},
+    {"purge_errors", "purges whose handling failed inside the daemon (contained and logged)",
+     [](const RelayService& r) -> Json { return r.Stats()["purge_errors"]; }},
     {"repairs_pending", "whether announcement rounds or GRAFTs are pending",
      [](const RelayService& r) -> Json { return r.repairs_pending(); }},
     {"last_seq", "the listen cursor of the newest delivery",
@@ -220,7 +223,16 @@ void RelayService::RunPurges(int64_t now_ms) {
   std::vector<RelayReceived> purges;
   purges.swap(purges_pending_);
   for (const RelayReceived& purge : purges) {
-    Json result = purge_handler_(purge, now_ms);
+    // A purge is bytes from another node: whatever its handling throws stays with it.
+    Json result;
+    try {
+      result = purge_handler_(purge, now_ms);
+    } catch (const std::exception& e) {
+      ++purge_errors_;
+      spdlog::error("purge {} of '{}': internal error: {}", purge.id, EscapeBytes(purge.origin),
+                    EscapeBytes(e.what()));
+      continue;
+    }
     if (purge_runner_ && PurgeActionPending(result)) {
       if (purge_runner_->Submit({0, result})) continue;
       ++purge_actions_refused_;
@@ -244,7 +256,7 @@ void RelayService::RunPurges(int64_t now_ms) {
 // The result is delivered here too (a purge-result, never a purge: no further work).
 void RelayService::BroadcastPurgeResult(const Json& result, int64_t now_ms) {
   uint64_t id = 0;
-  const Status s = Broadcast(RelayPayloadKind::kPurgeResult, result.dump(), now_ms, &id);
+  const Status s = Broadcast(RelayPayloadKind::kPurgeResult, JsonText(result), now_ms, &id);
   if (!s.ok()) spdlog::warn("cannot broadcast the purge result: {}", s.message());
 }
 
@@ -375,6 +387,7 @@ Json RelayService::Stats() const {
           {"purges", purges_},
           {"purge_actions_pending", purge_runner_ ? purge_runner_->pending() : 0},
           {"purge_actions_refused", purge_actions_refused_},
+          {"purge_errors", purge_errors_},
           {"listen_dropped", listen_dropped_}};
 }
 

@@ -153,6 +153,7 @@ class RelayService {
   uint64_t broadcasts_refused_ = 0;
   uint64_t purges_ = 0;
   uint64_t purge_actions_refused_ = 0;  // the runner's queue was full
+  uint64_t purge_errors_ = 0;           // purges whose handling threw (contained, logged)
   uint64_t listen_dropped_ = 0;         // deliveries dropped from the `listen` buffer
 };
 

@@ -4,6 +4,7 @@
 // and never reach a listener, while the genuine broadcast sent after them is delivered
 // everywhere (docs/relay.md, "Origin signatures"; docs/security.md, "Signed origins").
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <fstream>
@@ -286,6 +287,58 @@ TEST_F(AttackRelaySign, RotatedAndRevokedSignKeysApplyToBroadcastsAfterAReload) 
   EXPECT_EQ(std::count(got.begin(), got.end(), Delivery{"victim", id, "message", "listed"}), 1);
   EXPECT_EQ(std::count(got.begin(), got.end(), Delivery{"victim", id + 1, "message", "revoked"}),
             0);
+}
+
+// A purge whose URL is not UTF-8, signed by its own origin (mallory, a member): once, quoting
+// the URL into the purge's JSON result ended the event loop of every node it reached, or the
+// purge worker where the URL was held (no final snapshot). Now every node handles it: the
+// node that holds the URL runs its purge command with the URL's bytes as they came, every
+// node broadcasts a result, and all keep serving.
+TEST_F(AttackRelaySign, APurgeWhoseUrlIsNotUtf8EndsNoNode) {
+  const std::string hook = cluster_.dir() + "/record.sh";
+  const std::string args = cluster_.dir() + "/a.args";
+  std::ofstream(hook) << "#!/bin/sh\nprintf '%s' \"$2\" > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"\n";
+  ASSERT_EQ(::chmod(hook.c_str(), 0755), 0);
+  // a restarts with a purge command: its state file, then the URL (appended last).
+  ASSERT_TRUE(a_->Stop());
+  NodeOptions o;
+  o.extra = "relay_links = [\"victim\", \"b\", \"mallory\"]\npurge_command = [\"" + hook +
+            "\", \"" + args + "\"]\n";
+  ASSERT_TRUE(a_->Start(o, {victim_})) << a_->log_tail();
+  const std::string url = std::string("http://bytes.example/caf\xe9-\xff\xfe");
+  ASSERT_TRUE(a_->Add({url}));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (Node* n : Nodes()) {
+          if (n->Stats()["relay"]["links_up"] != 2) return false;
+        }
+        return true;
+      },
+      kWaitDeadline))
+      << a_->log_tail();
+  RelayData purge;
+  purge.origin = "mallory";
+  purge.id = uint64_t{1} << 61;
+  purge.hop_limit = 16;
+  purge.filter_k = 7;
+  purge.filter = std::string(20, '\0');
+  purge.payload = std::string(1, '\x01') + url;
+  ASSERT_TRUE(SignRelayData(*mallory_signer_, ClusterTag(kClusterSecret), &purge).ok());
+  zmq::socket_t s = Client(victim_);
+  s.send(zmq::buffer(Frame("mallory", purge)));
+  // Each node delivers the purge and the three results (its own and the others').
+  for (Node* n : Nodes()) {
+    EXPECT_TRUE(WaitFor([&] { return Relay(n, "purges") == 1 && Relay(n, "delivered") >= 4; },
+                        kWaitDeadline))
+        << n->name() << " " << n->log_tail();
+    EXPECT_EQ(Relay(n, "purge_errors"), 0u) << n->name();
+    const auto who = n->WhoHas({"http://still.serving/"});
+    EXPECT_EQ(who.size(), 1u) << n->name();
+  }
+  // The hook got the URL's bytes; its state file is written before the result goes out.
+  std::ifstream recorded(args);
+  std::string got((std::istreambuf_iterator<char>(recorded)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(got, url);
 }
 
 }  // namespace
