@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -11,15 +12,8 @@ namespace peerbloom::testing {
 namespace {
 
 constexpr const char* kNodeIds[] = {"A", "B", "C"};
-
-// Helper access: replaced when the who-has socket is group-accessible.
-// Squid's helper runs as 'proxy' and asks its daemon over the control socket, which only root
-// may open: open the way to it.
-bool GrantHelperAccess(const std::string& cluster_dir, const std::string& node_id) {
-  return ::chmod(cluster_dir.c_str(), 0711) == 0 &&
-         ::chmod((cluster_dir + "/" + node_id).c_str(), 0711) == 0 &&
-         ::chmod((cluster_dir + "/" + node_id + "/control.sock").c_str(), 0777) == 0;
-}
+constexpr const char* kPeerNames =
+    "squid_peer_names = { A = \"cache-a\", B = \"cache-b\", C = \"cache-c\" }\n";
 
 std::string Capture(const std::string& command) {
   std::string out;
@@ -94,13 +88,27 @@ std::vector<std::string> RoutedSquids::Lines(int i, const std::string& url, size
   return lines;
 }
 
+// As the package lays it out: the daemon's who-has socket in a directory others may pass
+// through (the unit's /run/peerbloom, mode 0711), given to Squid's group (proxy), which Squid
+// runs its helper as.
+std::string RoutedSquids::run_dir(int i) const { return bed(i).root() + "/run-peerbloom"; }
+
+std::string RoutedSquids::DaemonSettings(int i) const {
+  return "who_has_socket = \"" + run_dir(i) + "/who-has.sock\"\n" +
+         "who_has_socket_group = \"proxy\"\n" + "squid_route_log = \"" + routes_log(i) + "\"\n" +
+         kPeerNames;
+}
+
 // The shipped template rendered for Squid i by the shipped script, with this test's helper,
-// config and route log. The helper's config names every node by its cache_peer name.
+// config and route log. The helper's config holds what it reads of a node's config (the
+// package's /etc/peerbloom/peerbloomd.toml, readable by Squid's user): the node id, the
+// who-has socket and every node's cache_peer name.
 std::string RoutedSquids::Render(int i) const {
-  std::ofstream(helper_config(i)) << "control = \"ipc://" << cluster_.dir() << "/" << kNodeIds[i]
-                                  << "/control.sock\"\n"
-                                  << "squid_peer_names = { A = \"cache-a\", B = \"cache-b\", "
-                                     "C = \"cache-c\" }\n";
+  std::ofstream(helper_config(i)) << "node_id = \"" << kNodeIds[i] << "\"\n"
+                                  << "data_dir = \"" << cluster_.dir() << "/" << kNodeIds[i]
+                                  << "\"\n"
+                                  << "who_has_socket = \"" << run_dir(i) << "/who-has.sock\"\n"
+                                  << kPeerNames;
   if (::chmod(helper_config(i).c_str(), 0644) != 0) return "cannot chmod the helper config";
   const std::string conf = bed(i).root() + "/peerbloom-routing.conf";
   std::string command = PEERBLOOM_SOURCE_DIR "/scripts/peerbloom-squid-routing --self " +
@@ -126,15 +134,14 @@ std::string RoutedSquids::Start() {
   options.key_scheme = "squid-md5";
   for (int i : {kA, kB, kC}) {
     NodeOptions o = options;
-    o.extra = "[[feeds]]\npath = \"" + bed(i).root() + "/" + bed(i).addr() +
+    std::filesystem::create_directories(run_dir(i));
+    if (::chmod(run_dir(i).c_str(), 0711) != 0) return "cannot chmod " + run_dir(i);
+    o.extra = DaemonSettings(i) + "[[feeds]]\npath = \"" + bed(i).root() + "/" + bed(i).addr() +
               "/logs/store.log\"\nformat = \"squid-store-log\"\n";
     const std::vector<Node*> seeds =
         i == kA ? std::vector<Node*>{} : std::vector<Node*>{nodes_[kA]};
     if (!nodes_[i]->Start(o, seeds)) {
       return "daemon " + nodes_[i]->name() + ": " + nodes_[i]->log_tail();
-    }
-    if (!GrantHelperAccess(cluster_.dir(), kNodeIds[i])) {
-      return "cannot open daemon " + nodes_[i]->name() + " to Squid's helper";
     }
   }
   // A first: its origin serves all three.

@@ -8,10 +8,12 @@
 //              Squid A: a hit, or a TCP reset on a miss (B then goes direct)
 //
 // Squid runs as root and drops to cache_effective_user 'proxy' (scripts/squid-testbed.sh);
-// its helper runs as 'proxy' too, so it must reach its config, the daemon's control socket and
-// the route log. Every file a Squid reads (rendered recipe, helper config) lives in its bed's
-// directory, which `squid -k shutdown` parses again. Not copyable: it owns the running Squids
-// and daemons.
+// its helper runs as 'proxy' too, another user than the daemon's, as in a real install: it
+// asks over the daemon's who-has socket, which the daemon gives to group proxy in a directory
+// laid out as the package's /run/peerbloom (mode 0711), and each daemon reads its Squid's
+// route log itself (squid_route_log). Nothing is opened wider by hand. Every file a Squid
+// reads (rendered recipe, helper config) lives in its bed's directory, which `squid -k
+// shutdown` parses again. Not copyable: it owns the running Squids and daemons.
 #ifndef PEERBLOOM_TESTS_INTEGRATION_SQUID_ROUTING_CLUSTER_H_
 #define PEERBLOOM_TESTS_INTEGRATION_SQUID_ROUTING_CLUSTER_H_
 
@@ -66,6 +68,9 @@ class RoutedSquids {
   // What Squid i's helper names node j as (its cache_peer name in the others' squid.conf).
   static std::string PeerName(int j);
   std::string helper_config(int i) const;
+  // The directory of node i's who-has socket, and the daemon settings that give it to Squid.
+  std::string run_dir(int i) const;
+  std::string DaemonSettings(int i) const;
   std::string routes_log(int i) const;
   std::string access_log(int i) const;
   // Squid i's access.log lines for `url`, once there are at least `n` of them: Squid writes a
