@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <random>
 
 #include "daemon/json_text.h"
 #include "daemon/relay_purge.h"
@@ -33,10 +34,17 @@ RelayOptions MakeOptions(const Config& config, const SipKey& key, uint64_t first
   o.flow.max_per_window = config.relay_rate_limit;
   o.flow.window_ms = 1000;
   o.first_id = first_id;
+  // The rate meter's counters are picked by a key no member knows: keyed by the cluster
+  // secret, a member could choose origin names that share another origin's counters and
+  // throttle that origin's broadcasts and purges.
+  std::random_device rd;
+  SipKey meter_key;
+  for (uint8_t& b : meter_key) b = static_cast<uint8_t>(rd());
+  o.meter_key = meter_key;
   return o;
 }
 
-constexpr std::array<StatEntry<RelayService>, 30> kRelay = {{
+constexpr std::array<StatEntry<RelayService>, 32> kRelay = {{
     {"links", "configured relay links",
      [](const RelayService& r) -> Json { return r.Stats()["links"]; }},
     {"links_up", "relay links membership knows alive with an endpoint",
@@ -71,6 +79,10 @@ constexpr std::array<StatEntry<RelayService>, 30> kRelay = {{
      [](const RelayService& r) -> Json { return r.relay_stats().grafts_sent; }},
     {"grafts_served", "GRAFTs answered with a payload",
      [](const RelayService& r) -> Json { return r.relay_stats().grafts_served; }},
+    {"cache_evicted", "cached messages dropped to keep within the cache's byte bounds",
+     [](const RelayService& r) -> Json { return r.relay_stats().cache_evicted; }},
+    {"ihave_dropped", "announcements not awaited: too many awaited already",
+     [](const RelayService& r) -> Json { return r.relay_stats().ihave_dropped; }},
     {"gave_up", "announced messages never obtained",
      [](const RelayService& r) -> Json { return r.relay_stats().gave_up; }},
     {"prunes_sent", "PRUNEs sent",

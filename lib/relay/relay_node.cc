@@ -39,6 +39,7 @@ struct RelayNode::Cached {
 struct RelayNode::Missing {
   std::string origin;
   uint64_t id = 0;
+  int first_link = -1;  // the link whose announcement made the entry (counted there)
   std::vector<std::pair<uint32_t, int>> announcers;  // (hops, link), fewest hops first
   uint64_t deadline_ms = 0;
   unsigned attempts = 0;
@@ -68,7 +69,7 @@ RelayNode::RelayNode(const RelayOptions& options)
       filter_size_(SizeVisitedFilter(options.hop_limit, options.filter_fp_rate)),
       next_id_(options.first_id),
       seen_(options.seen_ttl_ms, options.max_cached * 4),
-      meter_(options.flow, options.key) {}
+      meter_(options.flow, options.meter_key.value_or(options.key)) {}
 
 RelayNode::~RelayNode() = default;
 
@@ -202,7 +203,7 @@ void RelayNode::OnData(int from, RelayData data, uint64_t now_ms) {
     // Remembered as seen so that announcements of it are not chased.
     ++stats_.throttled;
     (void)seen_.Insert(data.origin, data.id, now_ms);
-    missing_.erase(key);
+    if (const auto m = missing_.find(key); m != missing_.end()) EraseMissing(m);
     return;
   }
   (void)seen_.Insert(data.origin, data.id, now_ms);
@@ -234,9 +235,15 @@ void RelayNode::OnDuplicate(int from, uint32_t hops, Cached* msg) {
 }
 
 // Delivers, caches and forwards a message seen for the first time (from < 0: our own).
+void RelayNode::EraseMissing(std::map<std::string, Missing>::iterator it) {
+  const auto n = missing_by_link_.find(it->second.first_link);
+  if (n != missing_by_link_.end() && --n->second == 0) missing_by_link_.erase(n);
+  missing_.erase(it);
+}
+
 void RelayNode::Accept(int from, RelayData data, uint64_t now_ms) {
   const std::string key = Key(data.origin, data.id);
-  missing_.erase(key);
+  if (const auto m = missing_.find(key); m != missing_.end()) EraseMissing(m);
   deliveries_.push_back({data.origin, data.id, data.hops, data.payload});
   ++stats_.delivered;
 
@@ -248,15 +255,61 @@ void RelayNode::Accept(int from, RelayData data, uint64_t now_ms) {
   msg->received = std::move(data);
   PrepareForward(msg.get());
   Cached* raw = msg.get();
+  const std::string origin = raw->received.origin;
+  const size_t bytes = raw->received.payload.size() + raw->out_bytes.size();
   cache_.emplace(key, std::move(msg));
   cache_order_.push_back(key);
+  cached_bytes_ += bytes;
+  OriginCache& oc = cache_by_origin_[origin];
+  oc.bytes += bytes;
+  oc.keys.push_back(key);
   while (cache_order_.size() > options_.max_cached) {
-    cache_.erase(cache_order_.front());
+    Uncache(cache_order_.front());
     cache_order_.pop_front();
   }
   if (raw->forwardable) {
     Forward(from, raw, now_ms);
     if (options_.announce_rounds > 1) announcing_.push_back(key);
+  }
+  // After forwarding: a message over a bound by itself still goes on, it is only not kept.
+  EvictOverBytes(origin);
+}
+
+// Removes a cached message and its bytes from the counts (no-op when already gone).
+void RelayNode::Uncache(const std::string& key) {
+  const auto it = cache_.find(key);
+  if (it == cache_.end()) return;
+  const RelayData& d = it->second->received;
+  const size_t bytes = d.payload.size() + it->second->out_bytes.size();
+  cached_bytes_ -= bytes;
+  const auto oc = cache_by_origin_.find(d.origin);
+  if (oc != cache_by_origin_.end()) {
+    // Messages leave in caching order, which is also each origin's order: this one is the
+    // front of its origin's keys unless the origin's own eviction took it off already.
+    if (!oc->second.keys.empty() && oc->second.keys.front() == key) oc->second.keys.pop_front();
+    oc->second.bytes -= bytes;
+    if (oc->second.bytes == 0 && oc->second.keys.empty()) cache_by_origin_.erase(oc);
+  }
+  cache_.erase(it);
+}
+
+// The origin's oldest go first while it is over its own bound, then the cluster's oldest while
+// the total is over. Keys of evicted messages stay in the order deques until they reach the
+// front (Uncache of a key already gone does nothing).
+void RelayNode::EvictOverBytes(const std::string& origin) {
+  auto oc = cache_by_origin_.find(origin);
+  while (oc != cache_by_origin_.end() && oc->second.bytes > options_.max_cached_bytes_per_origin &&
+         !oc->second.keys.empty()) {
+    const std::string key = std::move(oc->second.keys.front());
+    oc->second.keys.pop_front();
+    if (cache_.count(key) != 0) ++stats_.cache_evicted;
+    Uncache(key);
+    oc = cache_by_origin_.find(origin);
+  }
+  while (cached_bytes_ > options_.max_cached_bytes && !cache_order_.empty()) {
+    if (cache_.count(cache_order_.front()) != 0) ++stats_.cache_evicted;
+    Uncache(cache_order_.front());
+    cache_order_.pop_front();
   }
 }
 
@@ -356,8 +409,18 @@ void RelayNode::OnIHave(int from, const std::vector<RelayRef>& refs, uint64_t no
       Shorten(from, it->second.get(), ref.hops, now_ms);
     }
     if (seen_.Contains(ref.origin, ref.id)) continue;
+    // Bounded: announcements of messages that never come (invented by a member) must not
+    // fill the table or make this node send GRAFTs without end. One link may hold a quarter.
+    if (missing_.find(key) == missing_.end() &&
+        (missing_.size() >= options_.max_missing ||
+         missing_by_link_[from] >= std::max<size_t>(1, options_.max_missing / 4))) {
+      ++stats_.ihave_dropped;
+      continue;
+    }
     auto [m, fresh] = missing_.try_emplace(key);
     if (fresh) {
+      m->second.first_link = from;
+      ++missing_by_link_[from];
       m->second.origin = ref.origin;
       m->second.id = ref.id;
       // The eager copy is usually on its way. Deeper nodes wait longer, so that after a lost
@@ -469,7 +532,9 @@ void RelayNode::GraftDue(uint64_t now_ms) {
     }
     if (m.attempts >= options_.max_graft_attempts || m.announcers.empty()) {
       ++stats_.gave_up;
-      it = missing_.erase(it);
+      const auto next = std::next(it);
+      EraseMissing(it);
+      it = next;
       continue;
     }
     const int link = m.announcers[m.attempts % m.announcers.size()].second;
@@ -490,7 +555,7 @@ void RelayNode::ExpireCache(uint64_t now_ms) {
   while (!cache_order_.empty()) {
     const auto it = cache_.find(cache_order_.front());
     if (it != cache_.end() && it->second->cached_ms + options_.cache_ttl_ms > now_ms) break;
-    if (it != cache_.end()) cache_.erase(it);
+    Uncache(cache_order_.front());
     cache_order_.pop_front();
   }
   seen_.Expire(now_ms);

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -128,12 +129,26 @@ struct RelayOptions {
   unsigned announce_rounds = 6;
   // Default: 30 s. How long a message stays cached for GRAFTs and announcements.
   uint64_t cache_ttl_ms = 30000;
-  size_t max_cached = 65536;      // Default: 65536 messages; the oldest goes first when full
+  size_t max_cached = 65536;  // Default: 65536 messages; the oldest goes first when full
+  // Default: 64 MiB. Bytes of cached messages (payload and forwarded packet) at most; the
+  // oldest go first. A message no longer cached is still delivered and forwarded when it
+  // arrives, only a late GRAFT for it is not served.
+  size_t max_cached_bytes = size_t{64} << 20;
+  // Default: 8 MiB. Bytes one origin's cached messages may take: an origin that sends many
+  // large messages evicts its own oldest, not other origins'.
+  size_t max_cached_bytes_per_origin = size_t{8} << 20;
+  // Default: 4096. Announced messages awaited at once (GRAFTs pending); announcements beyond
+  // are ignored (ihave_dropped). One link may hold at most a quarter of them.
+  size_t max_missing = 4096;
   uint64_t seen_ttl_ms = 120000;  // Default: 2 min (>= cache_ttl_ms)
   FlowOptions flow;
   // Default: 1. The id of this node's first message; a daemon passes a value above any id it
   // used before a restart (for example its wall clock in ms shifted left by 16).
   uint64_t first_id = 1;
+  // Default: the index key. Keys the per-origin rate meter. A daemon passes a random key:
+  // keyed by anything a member knows, a member could pick origin names that share another
+  // origin's counters and throttle that origin.
+  std::optional<SipKey> meter_key;
   // Default: none. Signs this node's own messages (sets the SIGNED flag and the signature);
   // a failure fails the Broadcast.
   std::function<Status(RelayData* data)> sign;
@@ -179,6 +194,8 @@ struct RelayStats {
   uint64_t control_packets_sent = 0;  // IHAVE, GRAFT and PRUNE packets
   // Messages RelayOptions::verify refused (unsigned or badly signed).
   uint64_t signatures_refused = 0;
+  uint64_t cache_evicted = 0;  // cached messages dropped to keep within the byte bounds
+  uint64_t ihave_dropped = 0;  // announcements not awaited: max_missing reached
 };
 
 // Origin signatures of broadcasts (docs/relay.md, "Origin signatures"): kind kBroadcast,
@@ -215,6 +232,8 @@ class RelayNode {
   std::vector<RelaySend> TakeSends();
   std::vector<RelayDelivery> TakeDeliveries();
   const RelayStats& stats() const noexcept { return stats_; }
+  // Bytes of the messages cached now (within RelayOptions::max_cached_bytes).
+  size_t cached_bytes() const noexcept { return cached_bytes_; }
   // Links currently pushing payloads (eager), for tests and the status view.
   std::vector<std::string> EagerLinks() const;
   const std::string& node_id() const noexcept { return options_.node_id; }
@@ -251,6 +270,11 @@ class RelayNode {
   static double FilterFpRate(std::string_view filter, unsigned k);
   static std::string Key(std::string_view origin, uint64_t id);
 
+  // Drops cached messages, oldest first, until the origin's and the total bytes fit.
+  void EvictOverBytes(const std::string& origin);
+  void EraseMissing(std::map<std::string, Missing>::iterator it);
+  void Uncache(const std::string& key);
+
   RelayOptions options_;
   KeyHash self_hash_;
   VisitedFilterSize filter_size_;
@@ -259,6 +283,13 @@ class RelayNode {
   std::vector<Link> links_;
   std::unordered_map<std::string, std::unique_ptr<Cached>> cache_;
   std::deque<std::string> cache_order_;
+  size_t cached_bytes_ = 0;
+  struct OriginCache {
+    size_t bytes = 0;
+    std::deque<std::string> keys;  // in caching order, some perhaps evicted already
+  };
+  std::unordered_map<std::string, OriginCache> cache_by_origin_;
+  std::unordered_map<int, size_t> missing_by_link_;  // first announcer -> entries
   std::vector<std::string> announcing_;  // cached messages with announcement rounds left
   std::map<std::string, Missing> missing_;
   SeenSet seen_;

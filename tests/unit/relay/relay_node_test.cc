@@ -317,5 +317,96 @@ TEST(RelayNode, FloodingOriginIsThrottledWhileOthersGetThrough) {
             "resource exhausted: broadcast rate of this node exceeded");
 }
 
+std::string DataPacket(const std::string& origin, uint64_t id, size_t payload_bytes) {
+  RelayPacket p;
+  p.data.origin = origin;
+  p.data.id = id;
+  p.data.hop_limit = 6;
+  p.data.filter_k = 7;
+  p.data.filter = std::string(8, '\0');
+  p.data.payload = std::string(payload_bytes, 'p');
+  std::string bytes;
+  EXPECT_TRUE(EncodeRelayPacket(p, RelayLimits(), &bytes).ok());
+  return bytes;
+}
+
+// Large messages within the rate limit once took a node's memory without bound (about 1.4 GiB
+// for 7,580 messages of 64 KiB in 30 s). Cached messages are bounded in bytes, per origin and
+// in total; every message is still delivered and forwarded, and a flooding origin evicts its
+// own messages, not a quiet origin's.
+TEST(RelayNode, CachedMessagesStayWithinTheirByteBounds) {
+  RelayOptions o = Base();
+  o.node_id = "x";
+  o.max_cached_bytes = 4 << 20;
+  o.max_cached_bytes_per_origin = 1 << 20;
+  RelayNode node(o);
+  node.SetLinks({"a", "b"});
+  node.SetLinkUp("a", true);
+  node.SetLinkUp("b", true);
+  node.OnPacket("a", DataPacket("quiet", 1, 1000), 1000);
+  size_t forwarded = 0;
+  for (uint64_t id = 1; id <= 200; ++id) {
+    node.OnPacket("a", DataPacket("loud", id, 60000), 1000 + id);
+    for (const RelaySend& send : node.TakeSends()) forwarded += send.kind == RelayKind::kData;
+  }
+  EXPECT_EQ(node.TakeDeliveries().size(), 201u);
+  EXPECT_EQ(forwarded, 201u);  // every message went on to b
+  // Each message takes its payload and its forwarded packet: about 120 KB; 1 MiB holds 8.
+  EXPECT_LE(node.cached_bytes(), size_t{1} << 20);
+  EXPECT_GE(node.stats().cache_evicted, 190u);
+  // The quiet origin's message is still served on a GRAFT.
+  RelayPacket graft;
+  graft.kind = RelayKind::kGraft;
+  graft.refs = {{"quiet", 1, 0}};
+  std::string bytes;
+  ASSERT_TRUE(EncodeRelayPacket(graft, RelayLimits(), &bytes).ok());
+  node.OnPacket("b", bytes, 2000);
+  EXPECT_EQ(node.stats().grafts_served, 1u);
+}
+
+// 50 announcements of 4,096 invented messages each once made a node send 2,048,000 GRAFTs
+// back. Awaited messages are bounded, a quarter of them per link, so a hostile link cannot
+// block another's announcements either; GRAFTs stay within attempts x bound.
+TEST(RelayNode, AnnouncementsOfInventedMessagesAreBounded) {
+  RelayOptions o = Base();
+  o.node_id = "x";
+  o.max_missing = 400;
+  RelayNode node(o);
+  node.SetLinks({"evil", "good"});
+  node.SetLinkUp("evil", true);
+  node.SetLinkUp("good", true);
+  uint64_t id = 0;
+  for (int packet = 0; packet < 50; ++packet) {
+    RelayPacket ihave;
+    ihave.kind = RelayKind::kIHave;
+    for (int r = 0; r < 100; ++r) ihave.refs.push_back({"ghost", ++id, 1});
+    std::string bytes;
+    ASSERT_TRUE(EncodeRelayPacket(ihave, RelayLimits(), &bytes).ok());
+    node.OnPacket("evil", bytes, 1000);
+  }
+  EXPECT_EQ(node.stats().ihave_dropped, 5000u - 100u);
+  RelayPacket honest;
+  honest.kind = RelayKind::kIHave;
+  honest.refs = {{"real", 7, 1}};
+  std::string bytes;
+  ASSERT_TRUE(EncodeRelayPacket(honest, RelayLimits(), &bytes).ok());
+  node.OnPacket("good", bytes, 1000);
+  uint64_t graft_refs = 0;
+  bool asked_good = false;
+  for (uint64_t t = 1000; t <= 60000; t += 20) {
+    node.OnTick(t);
+    for (const RelaySend& send : node.TakeSends()) {
+      if (send.kind != RelayKind::kGraft) continue;
+      RelayPacket p;
+      ASSERT_TRUE(DecodeRelayPacket(send.packet, RelayLimits(), &p).ok());
+      graft_refs += p.refs.size();
+      asked_good |= send.to == "good";
+    }
+  }
+  EXPECT_TRUE(asked_good);  // the honest announcement was awaited and asked for
+  EXPECT_LE(graft_refs, uint64_t{o.max_graft_attempts} * (100 + 1));
+  EXPECT_TRUE(node.Idle());
+}
+
 }  // namespace
 }  // namespace peerbloom
