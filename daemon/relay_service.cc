@@ -246,7 +246,7 @@ void RelayService::RunPurges(int64_t now_ms) {
       continue;
     }
     if (purge_runner_ && PurgeActionPending(result)) {
-      if (purge_runner_->Submit({0, result})) continue;
+      if (purge_runner_->Submit({0, purge.origin, result})) continue;
       ++purge_actions_refused_;
       result["purged"] = false;
       result["error"] = "too many purges under way";
@@ -273,7 +273,7 @@ void RelayService::BroadcastPurgeResult(const Json& result, int64_t now_ms) {
 }
 
 Status RelayService::StartLocalPurge(Json checked, uint64_t* ticket) {
-  if (!purge_runner_ || !purge_runner_->Submit({next_ticket_, std::move(checked)})) {
+  if (!purge_runner_ || !purge_runner_->Submit({next_ticket_, "", std::move(checked)})) {
     ++purge_actions_refused_;
     return Status::ResourceExhausted("too many purges under way");
   }

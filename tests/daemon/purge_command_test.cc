@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "daemon/purge_command.h"
 #include "daemon/purge_runner.h"
@@ -90,7 +93,7 @@ TEST_F(PurgeCommandTest, RunnerReturnsJobsInOrderOffTheCallingThread) {
   PurgeRunner runner([caller](const std::atomic<bool>&, json* result) {
     (*result)["other_thread"] = std::this_thread::get_id() != caller;
   });
-  for (uint64_t t = 1; t <= 5; ++t) ASSERT_TRUE(runner.Submit({t, json::object()}));
+  for (uint64_t t = 1; t <= 5; ++t) ASSERT_TRUE(runner.Submit({t, "", json::object()}));
   std::vector<PurgeJob> done;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (done.size() < 5 && std::chrono::steady_clock::now() < deadline) {
@@ -105,6 +108,53 @@ TEST_F(PurgeCommandTest, RunnerReturnsJobsInOrderOffTheCallingThread) {
   EXPECT_EQ(runner.pending(), 0u);
 }
 
+TEST_F(PurgeCommandTest, AFloodFromOneOriginDelaysOthersByOneJob) {
+  // The first job holds the worker until released, so the queues fill while it runs.
+  std::mutex mu;
+  std::condition_variable cv;
+  bool started = false;
+  bool released = false;
+  PurgeRunner runner([&](const std::atomic<bool>&, json*) {
+    std::unique_lock<std::mutex> lock(mu);
+    started = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return released; });
+  });
+  ASSERT_TRUE(runner.Submit({1, "flood", json::object()}));
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return started; }));
+  }
+  uint64_t ticket = 2;
+  for (size_t i = 0; i < PurgeRunner::kMaxQueuedPerOrigin; ++i) {
+    ASSERT_TRUE(runner.Submit({ticket++, "flood", json::object()}));
+  }
+  EXPECT_FALSE(runner.Submit({ticket++, "flood", json::object()}));  // its queue is full
+  const uint64_t other = ticket++;
+  const uint64_t own = ticket++;
+  ASSERT_TRUE(runner.Submit({other, "other", json::object()}));  // another origin still fits
+  ASSERT_TRUE(runner.Submit({own, "", json::object()}));         // and the operator's own
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    released = true;
+  }
+  cv.notify_all();
+  std::vector<uint64_t> order;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (order.size() < PurgeRunner::kMaxQueuedPerOrigin + 3 &&
+         std::chrono::steady_clock::now() < deadline) {
+    for (PurgeJob& j : runner.TakeDone()) order.push_back(j.ticket);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_EQ(order.size(), PurgeRunner::kMaxQueuedPerOrigin + 3);
+  // The running flood job, then the operator's, then one flood job and the other origin's.
+  EXPECT_EQ(order[0], 1u);
+  EXPECT_EQ(order[1], own);
+  EXPECT_EQ(order[2], 2u);
+  EXPECT_EQ(order[3], other);
+  EXPECT_EQ(runner.pending(), 0u);
+}
+
 TEST_F(PurgeCommandTest, StoppingTheRunnerKillsARunningCommand) {
   const std::string hook = Script("s.sh", "echo up > \"$1\"; sleep 600\n");
   const std::string marker = dir_ + "/up";
@@ -112,7 +162,7 @@ TEST_F(PurgeCommandTest, StoppingTheRunnerKillsARunningCommand) {
     PurgeRunner runner([&](const std::atomic<bool>& stop, json* result) {
       RunPurgeCommand({hook, marker}, "u", 600000, stop, result);
     });
-    ASSERT_TRUE(runner.Submit({1, json::object()}));
+    ASSERT_TRUE(runner.Submit({1, "", json::object()}));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
     while (!std::filesystem::exists(marker) && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
