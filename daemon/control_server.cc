@@ -17,19 +17,29 @@ constexpr size_t kMaxFrames = 8;
 constexpr size_t kBodySlackBytes = size_t{16} << 20;
 }  // namespace
 
-ControlServer::ControlServer(zmq::context_t* context, std::string endpoint)
-    : endpoint_(std::move(endpoint)), socket_(*context, zmq::socket_type::router) {}
+ControlServer::ControlServer(zmq::context_t* context, std::string endpoint,
+                             size_t max_tcp_connections)
+    : endpoint_(std::move(endpoint)) {
+  if (endpoint_.rfind("tcp://", 0) == 0) {
+    tcp_ = std::make_unique<ControlTcp>(endpoint_, max_tcp_connections);
+  } else {
+    socket_ = std::make_unique<zmq::socket_t>(*context, zmq::socket_type::router);
+  }
+}
+
+ControlServer::~ControlServer() = default;
 
 Status ControlServer::Start() {
+  if (tcp_) return tcp_->Start();
   try {
-    socket_.set(zmq::sockopt::linger, 0);
-    socket_.set(zmq::sockopt::maxmsgsize,
-                static_cast<int64_t>(client::kMaxControlBodyBytes + kBodySlackBytes));
-    socket_.set(zmq::sockopt::sndhwm, 1000);
+    socket_->set(zmq::sockopt::linger, 0);
+    socket_->set(zmq::sockopt::maxmsgsize,
+                 static_cast<int64_t>(client::kMaxControlBodyBytes + kBodySlackBytes));
+    socket_->set(zmq::sockopt::sndhwm, 1000);
     const bool ipc = endpoint_.rfind("ipc://", 0) == 0;
     const mode_t old_mask = ipc ? ::umask(077) : 0;
     try {
-      socket_.bind(endpoint_);
+      socket_->bind(endpoint_);
     } catch (...) {
       if (ipc) ::umask(old_mask);
       throw;
@@ -47,15 +57,33 @@ Status ControlServer::Start() {
 }
 
 void ControlServer::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
-  items->push_back({socket_.handle(), 0, ZMQ_POLLIN, 0});
+  if (tcp_) {
+    tcp_->AppendPollItems(items);
+  } else {
+    items->push_back({socket_->handle(), 0, ZMQ_POLLIN, 0});
+  }
 }
 
-int ControlServer::Process(const zmq::pollitem_t* items, int64_t now_ms, const Handler& handler) {
+int ControlServer::Process(const zmq::pollitem_t* items, size_t count, int64_t now_ms,
+                           const Handler& handler) {
+  if (tcp_) {
+    return tcp_->Process(
+        items, count, [this](std::string_view header) { return Admits(header); },
+        [&](const ZmtpRequest& r, std::string* head, std::string* body) {
+          AnswerTcp(r, now_ms, handler, head, body);
+        });
+  }
   if (!(items[0].revents & ZMQ_POLLIN)) return 0;
   return ServeReady(now_ms, handler);
 }
 
 int ControlServer::ServeReady(int64_t now_ms, const Handler& handler) {
+  if (tcp_) {
+    return tcp_->ServeReady([this](std::string_view header) { return Admits(header); },
+                            [&](const ZmtpRequest& r, std::string* head, std::string* body) {
+                              AnswerTcp(r, now_ms, handler, head, body);
+                            });
+  }
   int served = 0;
   try {
     for (; served < kRequestsPerWakeup; ++served) {
@@ -70,6 +98,14 @@ int ControlServer::ServeReady(int64_t now_ms, const Handler& handler) {
   }
   return served;
 }
+
+ControlTcpStats ControlServer::tcp_stats() const {
+  return tcp_ ? tcp_->stats() : ControlTcpStats();
+}
+
+size_t ControlServer::open_connections() const { return tcp_ ? tcp_->open_connections() : 0; }
+
+size_t ControlServer::max_connections() const { return tcp_ ? tcp_->max_connections() : 0; }
 
 Status ParseControlHeader(std::string_view text, nlohmann::json* header) {
   if (text.size() > client::kMaxControlHeaderBytes) {
@@ -87,16 +123,27 @@ Status ParseControlHeader(std::string_view text, nlohmann::json* header) {
   return Status::Ok();
 }
 
-Status ControlServer::Answer(const std::vector<zmq::message_t>& frames, int64_t now_ms,
-                             const Handler& handler, nlohmann::json* reply,
-                             std::string* reply_body) {
-  // [identity][empty delimiter][header][body?]
-  if (frames.size() < 3 || frames.size() > 4 || frames[1].size() != 0) {
+bool ControlServer::Admits(std::string_view header) const {
+  nlohmann::json parsed;
+  if (!ParseControlHeader(header, &parsed).ok()) return false;
+  if (token_.empty()) return true;
+  const auto sent = parsed.find(client::kTokenField);
+  return sent != parsed.end() && sent->is_string() &&
+         client::TokenMatches(sent->get_ref<const std::string&>(), token_);
+}
+
+Status ControlServer::Answer(const ControlRequest& request, int64_t now_ms, const Handler& handler,
+                             nlohmann::json* reply, std::string* reply_body) {
+  if (!request.envelope_ok) {
     ++stats_.malformed;
     return Status::InvalidArgument("a request is [empty delimiter][header][body?] frames");
   }
   nlohmann::json header;
-  Status parsed = ParseControlHeader(frames[2].to_string_view(), &header);
+  Status parsed =
+      request.header_over
+          ? Status::InvalidArgument("request header larger than " +
+                                    std::to_string(client::kMaxControlHeaderBytes) + " bytes")
+          : ParseControlHeader(request.header, &header);
   if (!parsed.ok()) {
     ++stats_.malformed;
     return parsed;
@@ -110,14 +157,13 @@ Status ControlServer::Answer(const std::vector<zmq::message_t>& frames, int64_t 
     }
     header.erase(std::string(client::kTokenField));
   }
-  const std::string_view body = frames.size() == 4 ? frames[3].to_string_view() : "";
-  if (body.size() > client::kMaxControlBodyBytes) {
+  if (request.body_size > client::kMaxControlBodyBytes) {
     ++stats_.malformed;
     return Status::InvalidArgument("request body larger than " +
                                    std::to_string(client::kMaxControlBodyBytes) + " bytes");
   }
   try {
-    return handler(header, body, reply, reply_body);
+    return handler(header, request.body, reply, reply_body);
   } catch (const std::exception& e) {
     ++stats_.internal_errors;
     const std::string message = "internal error in op " +
@@ -132,36 +178,68 @@ Status ControlServer::Answer(const std::vector<zmq::message_t>& frames, int64_t 
   }
 }
 
+std::string ControlServer::ReplyHead(const Status& status, nlohmann::json* reply,
+                                     std::string* reply_body) {
+  if (!status.ok()) {
+    ++stats_.errors;
+    *reply = {{"ok", false}, {"error", status.message()}};
+    reply_body->clear();
+  } else {
+    (*reply)["ok"] = true;
+  }
+  // Replacing bytes that are not UTF-8 (U+FFFD) keeps dump() from throwing should some
+  // string of a reply have missed escaping.
+  return reply->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 bool ControlServer::ServeOne(int64_t now_ms, const Handler& handler) {
   std::vector<zmq::message_t> frames;
   do {
     zmq::message_t part;
-    if (!socket_.recv(part, zmq::recv_flags::dontwait)) break;
+    if (!socket_->recv(part, zmq::recv_flags::dontwait)) break;
     if (frames.size() < kMaxFrames) frames.push_back(std::move(part));
-  } while (socket_.get(zmq::sockopt::rcvmore));
+  } while (socket_->get(zmq::sockopt::rcvmore));
   if (frames.empty()) return false;
   ++stats_.requests;
+  // [identity][empty delimiter][header][body?]
+  ControlRequest request;
+  request.envelope_ok = frames.size() >= 3 && frames.size() <= 4 && frames[1].size() == 0;
+  if (request.envelope_ok) request.header = frames[2].to_string_view();
+  if (frames.size() == 4) {
+    request.body = frames[3].to_string_view();
+    request.body_size = request.body.size();
+  }
   nlohmann::json reply;
   std::string reply_body;
-  const Status status = Answer(frames, now_ms, handler, &reply, &reply_body);
-  if (!status.ok()) {
-    ++stats_.errors;
-    reply = {{"ok", false}, {"error", status.message()}};
-    reply_body.clear();
-  } else {
-    reply["ok"] = true;
-  }
-  // Replacing bytes that are not UTF-8 (U+FFFD) keeps dump() from throwing should some
-  // string of a reply have missed escaping.
-  const std::string head = reply.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  socket_.send(frames[0], zmq::send_flags::sndmore | zmq::send_flags::dontwait);
-  socket_.send(zmq::message_t(), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  const Status status = Answer(request, now_ms, handler, &reply, &reply_body);
+  const std::string head = ReplyHead(status, &reply, &reply_body);
+  socket_->send(frames[0], zmq::send_flags::sndmore | zmq::send_flags::dontwait);
+  socket_->send(zmq::message_t(), zmq::send_flags::sndmore | zmq::send_flags::dontwait);
   const auto more = reply_body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore;
-  socket_.send(zmq::buffer(head), more | zmq::send_flags::dontwait);
+  socket_->send(zmq::buffer(head), more | zmq::send_flags::dontwait);
   if (!reply_body.empty()) {
-    socket_.send(zmq::message_t(reply_body.data(), reply_body.size()), zmq::send_flags::dontwait);
+    socket_->send(zmq::message_t(reply_body.data(), reply_body.size()), zmq::send_flags::dontwait);
   }
   return true;
+}
+
+void ControlServer::AnswerTcp(const ZmtpRequest& r, int64_t now_ms, const Handler& handler,
+                              std::string* head, std::string* body) {
+  ++stats_.requests;
+  ControlRequest request;
+  request.envelope_ok = r.delimiter_empty && r.frames >= 2 && r.frames <= 3;
+  request.header = r.header;
+  request.header_over = r.header_over;
+  request.body = r.body;
+  request.body_size = r.body_size;
+  nlohmann::json reply;
+  try {
+    const Status status = Answer(request, now_ms, handler, &reply, body);
+    *head = ReplyHead(status, &reply, body);
+  } catch (const std::exception& e) {
+    spdlog::error("control endpoint: {}", EscapeBytes(e.what()));
+    *head = ReplyHead(Status::Corruption("internal error: " + EscapeBytes(e.what())), &reply, body);
+  }
 }
 
 }  // namespace peerbloom::daemon

@@ -288,12 +288,13 @@ Status Daemon::Start() {
   advertise_ = config_.advertise.empty() ? bound : config_.advertise;
   PEERBLOOM_RETURN_IF_ERROR(data_dir_->WriteFile("peer.endpoint", advertise_ + "\n"));
 
-  control_ = std::make_unique<ControlServer>(&context_, config_.control);
+  listener_limits_ = ListenerLimitsFor(DescriptorLimit());
+  control_ = std::make_unique<ControlServer>(&context_, config_.control, listener_limits_.control);
   PEERBLOOM_RETURN_IF_ERROR(SecureControl());
   PEERBLOOM_RETURN_IF_ERROR(control_->Start());
   if (!config_.who_has_socket.empty()) {
-    who_has_socket_ =
-        std::make_unique<WhoHasSocket>(config_.who_has_socket, config_.who_has_socket_group);
+    who_has_socket_ = std::make_unique<WhoHasSocket>(
+        config_.who_has_socket, config_.who_has_socket_group, listener_limits_.who_has);
     PEERBLOOM_RETURN_IF_ERROR(who_has_socket_->Start());
   }
   PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
@@ -312,17 +313,22 @@ Status Daemon::Start() {
       "k={}, curve {}",
       config_.node_id, bound, advertise_, config_.control, store_->filter().counters(),
       store_->filter().k(), config_.curve ? "on" : "OFF");
+  spdlog::info(
+      "descriptor limit {}: connections held at most {} on the who-has socket, {} on /metrics, "
+      "{} on a tcp control endpoint",
+      DescriptorLimit(), listener_limits_.who_has, listener_limits_.metrics,
+      listener_limits_.control);
   return Status::Ok();
 }
 
 // The stats answers and the control operations read the parts Start made; they are built
 // last and hold references to them.
 void Daemon::WireControl() {
-  const DaemonParts parts{config_, advertise_, *store_, *engine_,   feeds_,
-                          routes_,  helper_reports_, route_log_};
-  const StatsSources sources{parts,     start_ms_,      *transport_,     *control_,
-                             *digests_, publish_stats_, snapshot_stats_, snapshot_path_,
-                             reloads_,  *relay_,        fault_stats_};
+  const DaemonParts parts{config_, advertise_, *store_,         *engine_,
+                          feeds_,  routes_,    helper_reports_, route_log_};
+  const StatsSources sources{parts,          start_ms_,       *transport_,    *control_, *digests_,
+                             publish_stats_, snapshot_stats_, snapshot_path_, reloads_,  *relay_,
+                             fault_stats_,   who_has_socket_, metrics_server_};
   stats_ = std::make_unique<StatsReport>(sources);
   metrics_ = std::make_unique<MetricsReport>(sources, loop_metrics_);
   auto who_has = [this](const ControlCall& call) {
@@ -380,7 +386,8 @@ void Daemon::RunOnce(int64_t max_wait_ms) {
   now = clock_->NowMs();
   engine_->SetWallClock(WallMs(), now);
   // Lookups first: a who-has waits for no peer frame, feed line or timer of this turn.
-  ServeLookups(items.data() + control_at, items.data() + socket_at, feeds_at - socket_at, now);
+  ServeLookups(items.data() + control_at, socket_at - control_at, items.data() + socket_at,
+               feeds_at - socket_at, now);
   transport_->Process(
       items.data(), now, [this, now](std::string_view payload, const std::string& link_node) {
         // A summary can take a while to decode: lookups that came meanwhile go first.
@@ -424,10 +431,10 @@ int Daemon::Poll(std::vector<zmq::pollitem_t>* items, int64_t wait_ms) {
   return zmq::poll(items->data(), items->size(), std::chrono::milliseconds(wait_ms));
 }
 
-void Daemon::ServeLookups(const zmq::pollitem_t* control_items, const zmq::pollitem_t* socket_items,
-                          size_t socket_count, int64_t now) {
+void Daemon::ServeLookups(const zmq::pollitem_t* control_items, size_t control_count,
+                          const zmq::pollitem_t* socket_items, size_t socket_count, int64_t now) {
   size_t served = static_cast<size_t>(control_->Process(
-      control_items, now,
+      control_items, control_count, now,
       [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
              std::string* reply_body) { return ops_->Handle(req, body, reply, reply_body); }));
   if (who_has_socket_) {
@@ -597,7 +604,9 @@ void Daemon::MaybeSnapshot(int64_t now) {
 
 Status Daemon::StartMetrics() {
   if (config_.metrics_listen.empty()) return Status::Ok();
-  metrics_server_ = std::make_unique<MetricsServer>(config_.metrics_listen);
+  MetricsServerOptions options;
+  options.max_connections = listener_limits_.metrics;
+  metrics_server_ = std::make_unique<MetricsServer>(config_.metrics_listen, options);
   std::string bound;
   PEERBLOOM_RETURN_IF_ERROR(metrics_server_->Start(&bound));
   PEERBLOOM_RETURN_IF_ERROR(data_dir_->WriteFile("metrics.endpoint", bound + "\n"));

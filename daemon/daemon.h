@@ -139,8 +139,8 @@ class Daemon {
   // it between peer frames, so a lookup never waits for more than one frame's handling.
   void ServeLookupsNow();
   // Serves what the poll found on the control endpoint and the who-has socket.
-  void ServeLookups(const zmq::pollitem_t* control_items, const zmq::pollitem_t* socket_items,
-                    size_t socket_count, int64_t now);
+  void ServeLookups(const zmq::pollitem_t* control_items, size_t control_count,
+                    const zmq::pollitem_t* socket_items, size_t socket_count, int64_t now);
   void ServedRequests(size_t count);
 
   Config config_;
@@ -153,6 +153,8 @@ class Daemon {
   std::unique_ptr<LocalStore> store_;
   std::unique_ptr<GossipEngine> engine_;
   std::unique_ptr<Transport> transport_;
+  // Connections the local listeners may hold, from RLIMIT_NOFILE at start (descriptors.h).
+  ListenerLimits listener_limits_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<WhoHasSocket> who_has_socket_;  // null when `who_has_socket` is ""
   // Until when (steady clock) the loop polls without sleeping: control_busy_poll after the

@@ -456,6 +456,46 @@ const Metric kMetrics[] = {
     {"peerbloom_control_unauthorized_total", "counter", "",
      "control requests without the control token or with a wrong one",
      [](const Context& c, Writer& w) { w.Sample(c.s.control.stats().unauthorized); }},
+    {"peerbloom_control_connections_total", "counter", "result=accepted|evicted|shed",
+     "tcp control connections accepted, closed to make room for a new one, or closed at once "
+     "for want of a descriptor",
+     [](const Context& c, Writer& w) {
+       const ControlTcpStats t = c.s.control.tcp_stats();
+       w.Sample({{"result", "accepted"}}, t.connections);
+       w.Sample({{"result", "evicted"}}, t.evicted);
+       w.Sample({{"result", "shed"}}, t.shed);
+     }},
+    {"peerbloom_control_dropped_bytes_total", "counter", "",
+     "bytes of refused tcp control requests read and dropped, never held",
+     [](const Context& c, Writer& w) { w.Sample(c.s.control.tcp_stats().dropped_bytes); }},
+    // The local listeners.
+    {"peerbloom_who_has_socket_connections_total", "counter", "result=accepted|evicted|shed",
+     "who-has socket connections accepted, closed to make room for a new one, or closed at "
+     "once for want of a descriptor",
+     [](const Context& c, Writer& w) {
+       if (!c.s.who_has_socket) return;
+       const WhoHasSocketStats& t = c.s.who_has_socket->stats();
+       w.Sample({{"result", "accepted"}}, t.connections);
+       w.Sample({{"result", "evicted"}}, t.evicted);
+       w.Sample({{"result", "shed"}}, t.shed);
+     }},
+    {"peerbloom_who_has_socket_output_bytes", "gauge", "",
+     "who-has answers written and not yet read by their clients",
+     [](const Context& c, Writer& w) {
+       if (c.s.who_has_socket) w.Sample(uint64_t{c.s.who_has_socket->output_bytes()});
+     }},
+    {"peerbloom_metrics_connections_total", "counter",
+     "result=accepted|evicted|timed_out|shed",
+     "/metrics connections accepted, closed to make room for a new one, closed for no whole "
+     "request or an answer not taken in time, or closed at once for want of a descriptor",
+     [](const Context& c, Writer& w) {
+       if (!c.s.metrics_server) return;
+       const MetricsServerStats t = c.s.metrics_server->stats();
+       w.Sample({{"result", "accepted"}}, t.connections);
+       w.Sample({{"result", "evicted"}}, t.evicted);
+       w.Sample({{"result", "timed_out"}}, t.timed_out);
+       w.Sample({{"result", "shed"}}, t.shed);
+     }},
     // Feeds, by path.
     {"peerbloom_feed_lines_total", "counter", "feed", "lines read",
      [](const Context& c, Writer& w) {

@@ -198,7 +198,7 @@ constexpr std::array<StatEntry<Context>, 20> kTransport = {{
      [](const Context& c) -> Json { return c.s.transport.stats().send_unlisted; }},
 }};
 
-constexpr std::array<StatEntry<Context>, 5> kControl = {{
+constexpr std::array<StatEntry<Context>, 11> kControl = {{
     {"requests", "requests served",
      [](const Context& c) -> Json { return c.s.control.stats().requests; }},
     {"errors", "replies with \"ok\": false",
@@ -209,6 +209,56 @@ constexpr std::array<StatEntry<Context>, 5> kControl = {{
      [](const Context& c) -> Json { return c.s.control.stats().internal_errors; }},
     {"unauthorized", "requests without the control token or with a wrong one",
      [](const Context& c) -> Json { return c.s.control.stats().unauthorized; }},
+    {"connections", "tcp connections accepted",
+     [](const Context& c) -> Json { return c.s.control.tcp_stats().connections; }},
+    {"open", "tcp connections open",
+     [](const Context& c) -> Json { return c.s.control.open_connections(); }},
+    {"max_connections", "tcp connections held at most (0 for ipc)",
+     [](const Context& c) -> Json { return c.s.control.max_connections(); }},
+    {"evicted", "tcp connections closed to make room for a new one",
+     [](const Context& c) -> Json { return c.s.control.tcp_stats().evicted; }},
+    {"shed", "tcp connections closed at once: no descriptor left",
+     [](const Context& c) -> Json { return c.s.control.tcp_stats().shed; }},
+    {"dropped_bytes", "bytes of refused tcp requests read and dropped, never held",
+     [](const Context& c) -> Json { return c.s.control.tcp_stats().dropped_bytes; }},
+}};
+
+const WhoHasSocket& W(const Context& c) { return *c.s.who_has_socket; }
+
+constexpr std::array<StatEntry<Context>, 8> kWhoHasSocket = {{
+    {"connections", "connections accepted",
+     [](const Context& c) -> Json { return W(c).stats().connections; }},
+    {"open", "connections open", [](const Context& c) -> Json { return W(c).open_connections(); }},
+    {"max_connections", "connections held at most",
+     [](const Context& c) -> Json { return W(c).max_connections(); }},
+    {"evicted", "connections closed to make room for a new one",
+     [](const Context& c) -> Json { return W(c).stats().evicted; }},
+    {"shed", "connections closed at once: no descriptor left",
+     [](const Context& c) -> Json { return W(c).stats().shed; }},
+    {"requests", "lines answered", [](const Context& c) -> Json { return W(c).stats().requests; }},
+    {"overlong", "connections closed for a line over 64 KiB",
+     [](const Context& c) -> Json { return W(c).stats().overlong; }},
+    {"output_bytes", "answers written and not yet read by their clients",
+     [](const Context& c) -> Json { return W(c).output_bytes(); }},
+}};
+
+MetricsServerStats M(const Context& c) { return c.s.metrics_server->stats(); }
+
+constexpr std::array<StatEntry<Context>, 8> kMetricsEndpoint = {{
+    {"scrapes", "answers to GET /metrics", [](const Context& c) -> Json { return M(c).scrapes; }},
+    {"connections", "connections accepted",
+     [](const Context& c) -> Json { return M(c).connections; }},
+    {"open", "connections open", [](const Context& c) -> Json { return M(c).open; }},
+    {"max_connections", "connections held at most",
+     [](const Context& c) -> Json { return c.s.metrics_server->max_connections(); }},
+    {"evicted", "connections closed to make room for a new one",
+     [](const Context& c) -> Json { return M(c).evicted; }},
+    {"timed_out", "connections closed: no whole request, or the answer not taken, in 5 s",
+     [](const Context& c) -> Json { return M(c).timed_out; }},
+    {"shed", "connections closed at once: no descriptor left",
+     [](const Context& c) -> Json { return M(c).shed; }},
+    {"bad_requests", "requests answered 400, 405, 413 or 431",
+     [](const Context& c) -> Json { return M(c).bad_requests; }},
 }};
 
 constexpr std::array<StatEntry<Context>, 9> kSnapshot = {{
@@ -505,7 +555,8 @@ constexpr std::array<StatEntry<Context>, 13> kHelper = {{
 constexpr std::array<StatEntry<Context>, 6> kRouteLog = {{
     {"path", "squid_route_log",
      [](const Context& c) -> Json { return c.s.parts.route_log->follower().path(); }},
-    {"lines", "lines read", [](const Context& c) -> Json { return c.s.parts.route_log->stats().lines; }},
+    {"lines", "lines read",
+     [](const Context& c) -> Json { return c.s.parts.route_log->stats().lines; }},
     {"routed", "lines of routed requests",
      [](const Context& c) -> Json { return c.s.parts.route_log->stats().routed; }},
     {"unnamed", "routed to a cache_peer name squid_peer_names does not map",
@@ -553,7 +604,7 @@ constexpr std::array<StatEntry<Context>, 11> kRouting = {{
      }},
 }};
 
-constexpr std::array<StatEntry<Context>, 15> kTop = {{
+constexpr std::array<StatEntry<Context>, 17> kTop = {{
     {"node_id", "this node's id",
      [](const Context& c) -> Json { return c.s.parts.config.node_id; }},
     {"endpoint", "the advertised peer endpoint",
@@ -570,6 +621,14 @@ constexpr std::array<StatEntry<Context>, 15> kTop = {{
      [](const Context& c) -> Json { return StatObject<Context>(kTransport, c); }},
     {"control", "the control endpoint",
      [](const Context& c) -> Json { return StatObject<Context>(kControl, c); }},
+    {"who_has_socket", "the who-has socket, null when off",
+     [](const Context& c) -> Json {
+       return c.s.who_has_socket ? StatObject<Context>(kWhoHasSocket, c) : Json();
+     }},
+    {"metrics_endpoint", "the /metrics endpoint, null without metrics_listen",
+     [](const Context& c) -> Json {
+       return c.s.metrics_server ? StatObject<Context>(kMetricsEndpoint, c) : Json();
+     }},
     {"snapshot", "snapshots",
      [](const Context& c) -> Json { return StatObject<Context>(kSnapshot, c); }},
     {"faults", "faults injected (tests only) and noticed",
@@ -621,6 +680,8 @@ std::vector<StatDoc> StatsReference() {
     if (group.name == "gossip") group.fields = Docs(kGossip);
     if (group.name == "transport") group.fields = Docs(kTransport);
     if (group.name == "control") group.fields = Docs(kControl);
+    if (group.name == "who_has_socket") group.fields = Docs(kWhoHasSocket);
+    if (group.name == "metrics_endpoint") group.fields = Docs(kMetricsEndpoint);
     if (group.name == "snapshot") group.fields = Docs(kSnapshot);
     if (group.name == "faults") group.fields = Docs(kFaults);
     if (group.name == "relay") group.fields = RelayStatsReference();

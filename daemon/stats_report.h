@@ -16,9 +16,11 @@
 #include "daemon/control_server.h"
 #include "daemon/daemon_parts.h"
 #include "daemon/digest_importer.h"
+#include "daemon/metrics_server.h"
 #include "daemon/relay_service.h"
 #include "daemon/stat_table.h"
 #include "daemon/transport.h"
+#include "daemon/who_has_socket.h"
 #include "peerbloom/gossip.h"
 
 namespace peerbloom::daemon {
@@ -64,6 +66,8 @@ struct StatsSources {
   const uint64_t& reloads;
   const RelayService& relay;
   const FaultStats& faults;
+  const std::unique_ptr<WhoHasSocket>& who_has_socket;   // null when off
+  const std::unique_ptr<MetricsServer>& metrics_server;  // null without metrics_listen
 };
 
 class StatsReport {

@@ -1,5 +1,7 @@
 // Non-blocking throughout: the loop never waits on one client. A connection whose client does
-// not read its answers stops being read once kMaxPendingOutput bytes wait for it.
+// not read its answers stops being read once kMaxPendingOutput bytes wait for it; every
+// connection gets one read of at most kReadPerTurn bytes a turn, so the cost of a turn is
+// bounded by the number of connections, not by what one client sends.
 #include "daemon/who_has_socket.h"
 
 #include <fcntl.h>
@@ -18,8 +20,12 @@
 namespace peerbloom::daemon {
 namespace {
 
-// Bytes read from one connection per turn, so one busy client cannot hold the loop.
-constexpr size_t kMaxReadPerTurn = 1024 * 1024;
+// Connections accepted per turn at most: a client that connects in a loop gets the loop's
+// time back in turns, not all of it.
+constexpr int kAcceptsPerTurn = 64;
+// Written answers are dropped from the front of a connection's buffer once this many are
+// sent, so a client that reads while it keeps some answers waiting does not grow it forever.
+constexpr size_t kCompactAfterBytes = 64 * 1024;
 
 std::string Errno() { return std::strerror(errno); }
 
@@ -46,8 +52,8 @@ bool GroupMaySearch(const struct stat& st, gid_t gid) {
 
 }  // namespace
 
-WhoHasSocket::WhoHasSocket(std::string path, std::string group)
-    : path_(std::move(path)), group_(std::move(group)) {}
+WhoHasSocket::WhoHasSocket(std::string path, std::string group, size_t max_connections)
+    : path_(std::move(path)), group_(std::move(group)), max_connections_(max_connections) {}
 
 WhoHasSocket::~WhoHasSocket() {
   for (Connection& c : connections_) ::close(c.fd);
@@ -120,8 +126,8 @@ Status WhoHasSocket::ShareWithGroup() {
           "group '" + group_ + "' cannot reach the who-has socket '" + path_ + "': directory '" +
           dir + "' (owner '" + UserName(st.st_uid) + "', group '" + GroupName(st.st_gid) +
           "', mode '" + Octal(st.st_mode) + "') is not searchable by it; put the socket in a " +
-          "directory it may search (the package's /run/peerbloom) or run 'chgrp " + group_ +
-          " " + dir + "' and 'chmod g+x " + dir + "'");
+          "directory it may search (the package's /run/peerbloom) or run 'chgrp " + group_ + " " +
+          dir + "' and 'chmod g+x " + dir + "'");
     }
     if (dir.find('/') == std::string::npos) break;
   }
@@ -131,27 +137,37 @@ Status WhoHasSocket::ShareWithGroup() {
 void WhoHasSocket::AppendPollItems(std::vector<zmq::pollitem_t>* items) const {
   items->push_back({nullptr, listen_fd_, ZMQ_POLLIN, 0});
   for (const Connection& c : connections_) {
-    short events = c.out.size() - c.sent < kMaxPendingOutput ? ZMQ_POLLIN : 0;
-    if (c.sent < c.out.size()) events |= ZMQ_POLLOUT;
+    short events = MayRead(c) ? ZMQ_POLLIN : 0;
+    if (c.Pending() > 0) events |= ZMQ_POLLOUT;
     items->push_back({nullptr, c.fd, events, 0});
   }
 }
 
+// A client that reads its answers keeps being served when all together hold the bound:
+// its answers are gone by the time it is read again.
+bool WhoHasSocket::MayRead(const Connection& c) const {
+  return c.Pending() < kMaxPendingOutput && (output_bytes_ < kMaxTotalOutput || c.Pending() == 0);
+}
+
 size_t WhoHasSocket::Process(const zmq::pollitem_t* items, size_t count, const Handler& handler) {
+  ++turn_;
   size_t answered = 0;
-  // Connections accepted below are polled from the next turn on.
+  // Connections accepted below are polled from the next turn on. Each turn starts one
+  // connection further, so none is always served last.
   const size_t polled = std::min(count - 1, connections_.size());
-  for (size_t i = 0; i < polled; ++i) {
+  for (size_t k = 0; k < polled; ++k) {
+    const size_t i = (first_ + k) % polled;
     Connection& c = connections_[i];
     const short revents = items[i + 1].revents;
     bool keep = true;
-    if (revents & (ZMQ_POLLIN | ZMQ_POLLERR)) keep = Read(&c, handler, &answered);
-    if (keep && (revents & ZMQ_POLLOUT)) keep = Flush(&c);
-    if (!keep) {
-      ::close(c.fd);
-      c.fd = -1;
+    if (revents & (ZMQ_POLLIN | ZMQ_POLLERR)) {
+      // An error or hang-up on a connection that is not read: its client is gone.
+      keep = MayRead(c) ? Read(&c, handler, &answered) : (revents & ZMQ_POLLERR) == 0;
     }
+    if (keep && (revents & ZMQ_POLLOUT)) keep = Flush(&c);
+    if (!keep) Close(&c);
   }
+  first_ = polled > 0 ? (first_ + 1) % polled : 0;
   CloseMarked();
   if (items[0].revents & ZMQ_POLLIN) Accept();
   return answered;
@@ -160,57 +176,66 @@ size_t WhoHasSocket::Process(const zmq::pollitem_t* items, size_t count, const H
 size_t WhoHasSocket::ServeReady(const Handler& handler) {
   size_t answered = 0;
   for (Connection& c : connections_) {
-    if (c.out.size() - c.sent >= kMaxPendingOutput) continue;
-    if (!Read(&c, handler, &answered)) {
-      ::close(c.fd);
-      c.fd = -1;
-    }
+    if (MayRead(c) && !Read(&c, handler, &answered)) Close(&c);
   }
   CloseMarked();
   return answered;
 }
 
 void WhoHasSocket::Accept() {
-  for (;;) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN, or an error the next poll reports again
-    if (connections_.size() >= kMaxConnections) {
-      ++stats_.refused;
-      ::close(fd);
+  for (int i = 0; i < kAcceptsPerTurn; ++i) {
+    int fd = -1;
+    const AcceptResult r = acceptor_.Accept(listen_fd_, &fd);
+    if (r == AcceptResult::kNone) return;
+    if (r == AcceptResult::kShed) {
+      ++stats_.shed;
       continue;
     }
+    if (connections_.size() >= max_connections_) EvictOne();
     ++stats_.connections;
-    connections_.push_back({fd, {}, {}, 0});
+    Connection c;
+    c.fd = fd;
+    c.last_turn = turn_;
+    connections_.push_back(std::move(c));
   }
 }
 
-bool WhoHasSocket::Read(Connection* c, const Handler& handler, size_t* answered) {
-  size_t got = 0;
-  bool eof = false;
-  while (got < kMaxReadPerTurn) {
-    const ssize_t n = ::read(c->fd, read_buffer_.data(), read_buffer_.size());
-    if (n > 0) {
-      c->in.append(read_buffer_.data(), static_cast<size_t>(n));
-      got += static_cast<size_t>(n);
-      if (static_cast<size_t>(n) < read_buffer_.size()) break;
-      continue;
-    }
-    if (n == 0) eof = true;
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
-    break;
+// The connection that costs most and serves least goes: the most unread answers (a client
+// that does not read), else one that never sent a line (an idle one holding a slot), else the
+// one idle longest. A client that sends lines and reads its answers is evicted last.
+void WhoHasSocket::EvictOne() {
+  auto worse = [](const Connection& a, const Connection& b) {
+    if (a.Pending() != b.Pending()) return a.Pending() > b.Pending();
+    if (a.answered != b.answered) return !a.answered;
+    return a.last_turn < b.last_turn;
+  };
+  auto victim = connections_.begin();
+  for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+    if (worse(*it, *victim)) victim = it;
   }
+  Close(&*victim);
+  connections_.erase(victim);
+  ++stats_.evicted;
+}
+
+bool WhoHasSocket::Read(Connection* c, const Handler& handler, size_t* answered) {
+  ssize_t n;
+  do {
+    n = ::read(c->fd, read_buffer_.data(), read_buffer_.size());
+  } while (n < 0 && errno == EINTR);
+  if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
+  if (n > 0) c->in.append(read_buffer_.data(), static_cast<size_t>(n));
   const size_t end = c->in.rfind('\n');
   if (end != std::string::npos) {
     const std::string_view lines(c->in.data(), end + 1);
-    const size_t n = static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n'));
-    if (c->sent == c->out.size()) {
-      c->out.clear();
-      c->sent = 0;
-    }
+    const size_t lines_n = static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n'));
+    const size_t before = c->out.size();
     handler(lines, &c->out);
-    stats_.requests += n;
-    *answered += n;
+    output_bytes_ += c->out.size() - before;
+    stats_.requests += lines_n;
+    *answered += lines_n;
+    c->answered = true;
+    c->last_turn = turn_;
     c->in.erase(0, end + 1);
   }
   if (c->in.size() > kMaxLineBytes) {
@@ -218,22 +243,43 @@ bool WhoHasSocket::Read(Connection* c, const Handler& handler, size_t* answered)
     return false;
   }
   // A client that closed its end is gone: what it did not read is dropped with it.
-  return !eof && Flush(c);
+  return n != 0 && Flush(c);
 }
 
 bool WhoHasSocket::Flush(Connection* c) {
-  while (c->sent < c->out.size()) {
-    const ssize_t n = ::send(c->fd, c->out.data() + c->sent, c->out.size() - c->sent, MSG_NOSIGNAL);
+  while (c->Pending() > 0) {
+    const ssize_t n = ::send(c->fd, c->out.data() + c->sent, c->Pending(), MSG_NOSIGNAL);
     if (n > 0) {
       c->sent += static_cast<size_t>(n);
+      output_bytes_ -= static_cast<size_t>(n);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    return false;
   }
-  c->out.clear();
-  c->sent = 0;
+  if (c->Pending() == 0) {
+    c->sent = 0;
+    // A buffer that held a large batch gives its memory back: capacity is not counted in
+    // output_bytes_, and 256 idle connections could otherwise keep 4 MiB each.
+    if (c->out.capacity() > kCompactAfterBytes) {
+      std::string().swap(c->out);
+    } else {
+      c->out.clear();
+    }
+  } else if (c->sent >= kCompactAfterBytes) {
+    c->out.erase(0, c->sent);
+    c->sent = 0;
+  }
   return true;
+}
+
+void WhoHasSocket::Close(Connection* c) {
+  output_bytes_ -= c->Pending();
+  ::close(c->fd);
+  c->fd = -1;
+  std::string().swap(c->out);
+  c->sent = 0;
 }
 
 void WhoHasSocket::CloseMarked() {

@@ -46,7 +46,7 @@ class ControlServerTest : public ::testing::Test {
       std::vector<zmq::pollitem_t> items;
       server_->AppendPollItems(&items);
       zmq::poll(items.data(), items.size(), std::chrono::milliseconds(10));
-      server_->Process(items.data(), 1000 + i, handler);
+      server_->Process(items.data(), items.size(), 1000 + i, handler);
       if (s.recv(head, zmq::recv_flags::dontwait)) break;
     }
     std::string body;

@@ -21,23 +21,6 @@ namespace {
 constexpr char kClusterSecret[] = "integration-secret";  // the harness's
 constexpr char kAttacker[] = "test-client";  // the node id the harness lists its key for
 
-// Resident memory of a process in bytes (VmRSS of /proc/PID/status), 0 when unreadable.
-uint64_t RssBytes(int pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
-  }
-  return 0;
-}
-
-int PidOf(const Cluster& cluster, const std::string& node) {
-  std::ifstream in(cluster.dir() + "/" + node + "/peerbloomd.lock");
-  int pid = 0;
-  in >> pid;
-  return pid;
-}
-
 // A valid Squid Cache Digest (version 5, 5 bits per entry, 4 hash functions) of `capacity`
 // entries with no bit set: what a Squid with an empty cache of that capacity serves.
 std::string EmptySquidDigest(uint32_t capacity) {
@@ -137,9 +120,9 @@ TEST_F(AttackBounds, OversizedSummariesAreRefusedMemoryStaysBoundedVictimStaysLi
   ASSERT_TRUE(a->Add({"victim-key"}));
   ASSERT_TRUE(WaitFor([&] { return b->WhoHas({"victim-key"})[0] == std::vector<std::string>{"a"}; },
                       kWaitDeadline));
-  const int pid = PidOf(cluster_, "b");
+  const int pid = DaemonPid(cluster_.dir() + "/b");
   ASSERT_GT(pid, 0);
-  const uint64_t rss_before = RssBytes(pid);
+  const uint64_t rss_before = ProcStatusBytes(pid, "VmRSS");
 
   zmq::socket_t s = Attacker(b);
   Introduce(&s, b);
@@ -159,7 +142,7 @@ TEST_F(AttackBounds, OversizedSummariesAreRefusedMemoryStaysBoundedVictimStaysLi
 
   // Generous margin: the refused frames are a few hundred bytes each; 64 MiB covers allocator
   // noise and stats answers. One accepted 2^28-bit summary alone would pass it 4-fold.
-  const uint64_t rss_after = RssBytes(pid);
+  const uint64_t rss_after = ProcStatusBytes(pid, "VmRSS");
   EXPECT_LT(rss_after, rss_before + (uint64_t{64} << 20))
       << "rss " << rss_before << " -> " << rss_after;
   for (const json& p : b->Peers()) {
@@ -181,9 +164,9 @@ TEST_F(AttackBounds, ImportFloodsAreCappedPerImporter) {
   o.max_message_bytes = int64_t{64} << 20;
   o.extra = "max_import_bytes_per_importer = 8388608\n";  // 8 MiB: two 4 MiB digests
   ASSERT_TRUE(b->Start(o, {})) << b->log_tail();
-  const int pid = PidOf(cluster_, "b");
+  const int pid = DaemonPid(cluster_.dir() + "/b");
   ASSERT_GT(pid, 0);
-  const uint64_t rss_before = RssBytes(pid);
+  const uint64_t rss_before = ProcStatusBytes(pid, "VmRSS");
 
   zmq::socket_t s = Attacker(b);
   Introduce(&s, b);
@@ -218,7 +201,7 @@ TEST_F(AttackBounds, ImportFloodsAreCappedPerImporter) {
   // Held: two 4 MiB digests, each kept twice (bytes to pass on, mask in the index): 16 MiB.
   // Margin: 32 MiB more for frames in flight (each freed after its refusal) and the
   // allocator. Before the caps the same frames held 18 digests, about 144 MiB.
-  const uint64_t rss_after = RssBytes(pid);
+  const uint64_t rss_after = ProcStatusBytes(pid, "VmRSS");
   EXPECT_LT(rss_after, rss_before + (uint64_t{48} << 20))
       << "rss " << rss_before << " -> " << rss_after;
   json reply;

@@ -201,8 +201,8 @@ TEST_F(AttackLinks, ClaimsAboutANodeSentToItselfChangeNothing) {
   zmq::socket_t s = Connect(victim_, bad_public_, bad_secret_);
   const uint64_t huge = 1000000000000;
   s.send(zmq::buffer(Digest(Header("test-client", epoch_, 1), {Entry("victim", epoch, huge)})));
-  s.send(zmq::buffer(
-      Digest(Header("test-client", epoch_, 2), {Entry("victim", epoch + 1000, huge)})));
+  s.send(
+      zmq::buffer(Digest(Header("test-client", epoch_, 2), {Entry("victim", epoch + 1000, huge)})));
   ASSERT_TRUE(WaitFor([&] { return !PeerOf(victim_, "test-client").is_null(); }, kWaitDeadline));
   EXPECT_TRUE(HoldsFor([&] { return VictimFineEverywhere(); }, Window()));
   for (Node* n : {a_, b_}) {

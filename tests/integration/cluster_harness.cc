@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -80,6 +81,22 @@ bool SeesAlive(Node* observer, const std::string& node_id) {
     if (p.value("node_id", "") == node_id && p.value("alive", false)) return true;
   }
   return false;
+}
+
+pid_t DaemonPid(const std::string& node_dir) {
+  std::ifstream in(node_dir + "/peerbloomd.lock");
+  pid_t pid = 0;
+  in >> pid;
+  return pid;
+}
+
+uint64_t ProcStatusBytes(pid_t pid, const std::string& field) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoull(line.substr(field.size() + 1)) * 1024;
+  }
+  return 0;
 }
 
 Node::Node(std::string name, std::string dir, std::string key_file)
@@ -176,6 +193,10 @@ bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
       const int ns = ::open(o.netns.c_str(), O_RDONLY | O_CLOEXEC);
       if (ns < 0 || ::setns(ns, CLONE_NEWNET) != 0) std::_Exit(126);
       ::close(ns);
+    }
+    if (o.max_open_files > 0) {
+      const rlimit limit{o.max_open_files, o.max_open_files};
+      if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) std::_Exit(125);
     }
     FILE* log = std::fopen(log_path.c_str(), "a");
     if (log != nullptr) {

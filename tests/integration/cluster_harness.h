@@ -39,6 +39,9 @@ struct NodeOptions {
   // Default: "" (the config holds cluster_secret). A file the config names in
   // cluster_secret_file instead.
   std::string cluster_secret_file;
+  // Default: 0 (the test's own limit). The daemon's RLIMIT_NOFILE, soft and hard, set in the
+  // child before it execs the daemon (as `prlimit --nofile=N:N` would).
+  uint64_t max_open_files = 0;
 };
 
 class Node {
@@ -135,8 +138,15 @@ inline constexpr std::chrono::seconds kWaitDeadline{30};
 // last evaluation.
 bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
 
-// The keys of the nodes that list `node` as alive.
+// Whether `observer` lists `node_id` as alive.
 bool SeesAlive(Node* observer, const std::string& node_id);
+
+// The pid a node's daemon wrote into its lock file (`node_dir`/peerbloomd.lock), 0 when none.
+pid_t DaemonPid(const std::string& node_dir);
+
+// A field of /proc/PID/status in bytes ("VmRSS", "VmHWM": the peak of VmRSS), 0 when
+// unreadable.
+uint64_t ProcStatusBytes(pid_t pid, const std::string& field);
 
 }  // namespace peerbloom::testing
 

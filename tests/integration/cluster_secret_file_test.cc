@@ -45,8 +45,8 @@ TEST(ClusterSecretFile, ANodeKeyedFromTheFileJoinsTheCluster) {
   // The offline tools key with it too: B's summary, saved, is queried with the secret read
   // from the file the config names. (A wrong secret would hash elsewhere: the held URL would
   // read "no" with probability 1 - FPR.)
-  const std::string cli = std::string(PEERBLOOM_CLI_BIN) + " --config " + cluster.dir() +
-                          "/B/peerbloomd.toml ";
+  const std::string cli =
+      std::string(PEERBLOOM_CLI_BIN) + " --config " + cluster.dir() + "/B/peerbloomd.toml ";
   const std::string saved = cluster.dir() + "/b.summary";
   ASSERT_EQ(std::system((cli + "summary -o " + saved + " >/dev/null").c_str()), 0);
   EXPECT_EQ(Output(cli + "query -s " + saved + " http://secret.example/1"),

@@ -27,10 +27,9 @@ namespace {
 // into *err.
 std::string HelperAsProxy(const std::string& config, const std::string& input, std::string* err) {
   const std::string err_file = ::testing::TempDir() + "/helper_access_err.txt";
-  const std::string command = "printf '%b' '" + input +
-                              "' | setpriv --reuid=proxy --regid=proxy --init-groups " +
-                              PEERBLOOM_CLI_BIN + " --config " + config +
-                              " squid-helper --wait-ms 500 2>" + err_file;
+  const std::string command =
+      "printf '%b' '" + input + "' | setpriv --reuid=proxy --regid=proxy --init-groups " +
+      PEERBLOOM_CLI_BIN + " --config " + config + " squid-helper --wait-ms 500 2>" + err_file;
   std::string out;
   FILE* p = ::popen(command.c_str(), "r");
   char buf[4096];
@@ -84,9 +83,7 @@ class SquidHelperAccess : public ::testing::Test {
     if (!b_->Start(Options("proxy"), {a_})) return false;
     if (!a_->Add({"http://held.example/1"})) return false;
     return WaitFor(
-        [&] {
-          return b_->WhoHas({"http://held.example/1"})[0] == std::vector<std::string>{"A"};
-        },
+        [&] { return b_->WhoHas({"http://held.example/1"})[0] == std::vector<std::string>{"A"}; },
         kWaitDeadline);
   }
 
@@ -127,12 +124,13 @@ TEST_F(SquidHelperAccess, WithoutTheGroupTheHelperIsRefusedAndSaysWhy) {
   ASSERT_TRUE(b_->Start(Options(""), {a_})) << b_->log_tail();
   std::string err;
   EXPECT_EQ(HelperAsProxy(HelperConfig(), "1 http://held.example/1 -\\n", &err), "1 ERR\n");
-  EXPECT_EQ(err, "peerbloom: warning: answering ERR (no peer) for 1000 ms: cannot connect to "
-                 "who-has socket '" +
-                     run_ +
-                     "/who-has.sock': permission denied for user 'proxy' (the daemon gives the "
-                     "socket to a group with who_has_socket_group; this user must be in that "
-                     "group, and every directory above the socket searchable by it)\n");
+  EXPECT_EQ(err,
+            "peerbloom: warning: answering ERR (no peer) for 1000 ms: cannot connect to "
+            "who-has socket '" +
+                run_ +
+                "/who-has.sock': permission denied for user 'proxy' (the daemon gives the "
+                "socket to a group with who_has_socket_group; this user must be in that "
+                "group, and every directory above the socket searchable by it)\n");
 }
 
 TEST_F(SquidHelperAccess, ADaemonWhoseSocketTheGroupCannotReachRefusesToStart) {
