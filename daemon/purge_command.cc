@@ -86,17 +86,34 @@ void Record(int status, nlohmann::json* result) {
 
 void RunPurgeCommand(const std::vector<std::string>& argv, std::string_view url, int64_t timeout_ms,
                      const std::atomic<bool>& stop, nlohmann::json* result) {
+  (*result)["timed_out"] = false;
+  (*result)["purged"] = false;
+  // An argument or an environment entry ends at its first NUL: the program would purge a
+  // shorter URL than the one asked for.
+  if (url.find('\0') != std::string_view::npos) {
+    (*result)["error"] = "the URL holds a NUL byte: not passed to '" + argv[0] + "'";
+    return;
+  }
+  // The URL after "--", so that one starting with '-' is never read as an option, and in
+  // PEERBLOOM_PURGE_URL for programs that take no "--".
   std::vector<std::string> args = argv;
+  args.emplace_back("--");
   args.emplace_back(url);
   std::vector<char*> cargs;
   for (std::string& a : args) cargs.push_back(a.data());
   cargs.push_back(nullptr);
-  (*result)["timed_out"] = false;
-  (*result)["purged"] = false;
+  const std::string url_entry = std::string(kPurgeUrlVariable) + "=" + std::string(url);
+  std::vector<char*> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    if (std::string_view(*e).rfind(std::string(kPurgeUrlVariable) + "=", 0) != 0) env.push_back(*e);
+  }
+  env.push_back(const_cast<char*>(url_entry.c_str()));
+  env.push_back(nullptr);
 
   SpawnSetup setup;
   pid_t pid = -1;
-  const int err = posix_spawn(&pid, cargs[0], setup.files(), setup.attr(), cargs.data(), environ);
+  const int err =
+      posix_spawn(&pid, cargs[0], setup.files(), setup.attr(), cargs.data(), env.data());
   if (err != 0) {
     (*result)["error"] = "cannot run '" + argv[0] + "': " + std::strerror(err);
     return;

@@ -21,10 +21,14 @@
 
 namespace peerbloom::daemon {
 
-// Runs `argv` + `url`, kills it after `timeout_ms` or once `stop` is set, and records the
-// outcome in *result: "exit_status" (when it exited), "signal" (when a signal ended it),
-// "timed_out", "purged" (exit status 0) and "error" (it did not start, or was killed).
-// REQUIRES: !argv.empty(), argv[0] an absolute path.
+// The environment variable that holds the URL for the purge command.
+inline constexpr char kPurgeUrlVariable[] = "PEERBLOOM_PURGE_URL";
+
+// Runs `argv` + "--" + `url`, with `url` also in PEERBLOOM_PURGE_URL, kills it after `timeout_ms`
+// or once `stop` is set, and records the outcome in *result: "exit_status" (when it exited),
+// "signal" (when a signal ended it), "timed_out", "purged" (exit status 0) and "error" (it did not
+// start, or was killed; a URL holding a NUL byte is not passed at all). REQUIRES: !argv.empty(),
+// argv[0] an absolute path.
 void RunPurgeCommand(const std::vector<std::string>& argv, std::string_view url, int64_t timeout_ms,
                      const std::atomic<bool>& stop, nlohmann::json* result);
 

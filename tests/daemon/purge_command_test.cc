@@ -55,8 +55,31 @@ TEST_F(PurgeCommandTest, PassesTheUrlAsOneArgumentWithoutAShell) {
   json result;
   RunPurgeCommand({hook, dir_ + "/args", "--flag"}, url, 60000, no_stop_, &result);
   EXPECT_EQ(result, json({{"exit_status", 0}, {"purged", true}, {"timed_out", false}}));
-  EXPECT_EQ(Read("args.out"), "3\n" + dir_ + "/args\n--flag\n" + url + "\n");
+  EXPECT_EQ(Read("args.out"), "4\n" + dir_ + "/args\n--flag\n--\n" + url + "\n");
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/x"));
+}
+
+// A URL that looks like options reaches the program after "--" and in PEERBLOOM_PURGE_URL:
+// rm, given the same argv, removes nothing but a file of that name.
+TEST_F(PurgeCommandTest, AnOptionLikeUrlIsNeverReadAsAnOption) {
+  const std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "kept";
+  const std::string hook = Script(
+      "env.sh", "printf '%s|%s' \"$PEERBLOOM_PURGE_URL\" \"$#\" > \"" + dir_ + "/env.out\"\n");
+  json result;
+  RunPurgeCommand({hook}, "-rf " + victim, 60000, no_stop_, &result);
+  EXPECT_EQ(result["purged"], true);
+  EXPECT_EQ(Read("env.out"), "-rf " + victim + "|2");
+  result = json::object();
+  RunPurgeCommand({"/bin/rm"}, "--recursive", 60000, no_stop_, &result);
+  EXPECT_EQ(result["purged"], false);  // no file named "--recursive": rm says so and fails
+  EXPECT_TRUE(std::filesystem::exists(victim));
+  result = json::object();
+  RunPurgeCommand({"/bin/rm"}, "-f" + std::string(1, '\0') + victim, 60000, no_stop_, &result);
+  EXPECT_EQ(result, json({{"purged", false},
+                          {"timed_out", false},
+                          {"error", "the URL holds a NUL byte: not passed to '/bin/rm'"}}));
+  EXPECT_TRUE(std::filesystem::exists(victim));
 }
 
 TEST_F(PurgeCommandTest, ReportsExitStatusAndSignal) {

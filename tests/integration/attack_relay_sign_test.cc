@@ -297,7 +297,7 @@ TEST_F(AttackRelaySign, RotatedAndRevokedSignKeysApplyToBroadcastsAfterAReload) 
 TEST_F(AttackRelaySign, APurgeWhoseUrlIsNotUtf8EndsNoNode) {
   const std::string hook = cluster_.dir() + "/record.sh";
   const std::string args = cluster_.dir() + "/a.args";
-  std::ofstream(hook) << "#!/bin/sh\nprintf '%s' \"$2\" > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"\n";
+  std::ofstream(hook) << "#!/bin/sh\nprintf '%s' \"$3\" > \"$1.tmp\" && mv \"$1.tmp\" \"$1\"\n";
   ASSERT_EQ(::chmod(hook.c_str(), 0755), 0);
   // a restarts with a purge command: its state file, then the URL (appended last).
   ASSERT_TRUE(a_->Stop());

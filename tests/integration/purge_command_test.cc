@@ -43,7 +43,7 @@ constexpr char kUrl[] = "http://example.com/a b;$(touch pwned)'q\"*?x=1&y=2";
 // The purge reaches all three nodes of a triangle; at A, whose filter holds the URL, the hook
 // gets the URL as one argument, byte for byte. B's filter is empty (no false positive is
 // possible there): it skips. C has no hook and no URL either.
-TEST(PurgeCommand, ClusterPurgeRunsTheHookWithTheUrlAsItsLastArgument) {
+TEST(PurgeCommand, ClusterPurgeRunsTheHookWithTheUrlAsItsLastArgumentAfterDashDash) {
   Cluster cluster;
   Node* a = cluster.AddNode("A");
   Node* b = cluster.AddNode("B");
@@ -95,7 +95,7 @@ TEST(PurgeCommand, ClusterPurgeRunsTheHookWithTheUrlAsItsLastArgument) {
   EXPECT_EQ(results["B"]["action"], "skipped") << r.out;
   EXPECT_EQ(results["C"]["action"], "skipped") << r.out;
   // The result is broadcast after the hook ended, so its file is complete by now.
-  EXPECT_EQ(ReadFile(cluster.dir() + "/A.args"), "1\n" + std::string(kUrl) + "\n");
+  EXPECT_EQ(ReadFile(cluster.dir() + "/A.args"), "2\n--\n" + std::string(kUrl) + "\n");
   EXPECT_EQ(ReadFile(cluster.dir() + "/B.args"), "<none>");
   EXPECT_EQ(ReadFile(cluster.dir() + "/pwned"), "<none>");
   EXPECT_EQ(a->Stats()["relay"]["purge_actions_pending"], 0);
