@@ -156,7 +156,7 @@ Status ControlOps::Report(const ControlCall& call) {
                                    ", got " + std::to_string(count));
   }
   c_.parts.routes.Report(node, outcome == "hit" ? RouteOutcome::kHit : RouteOutcome::kFalseHit,
-                         count);
+                         count, c_.parts.engine.IsMember(node));
   const RouteCounts counts = c_.parts.routes.For(node);
   (*call.reply)["node"] = node;
   (*call.reply)["counted"] = count;

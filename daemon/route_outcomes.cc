@@ -25,12 +25,13 @@ void Add(RouteOutcome outcome, uint64_t count, RouteCounts* c) {
 
 }  // namespace
 
-void RouteOutcomes::Report(std::string_view node, RouteOutcome outcome, uint64_t count) {
+void RouteOutcomes::Report(std::string_view node, RouteOutcome outcome, uint64_t count,
+                           bool known) {
   ++reports_;
   Add(outcome, count, &total_);
   auto it = nodes_.find(node);
   if (it == nodes_.end()) {
-    if (nodes_.size() >= kMaxNodes) {
+    if (!known || nodes_.size() >= kMaxNodes) {
       untracked_ = Plus(untracked_, count);
       return;
     }

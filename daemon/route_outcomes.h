@@ -49,8 +49,10 @@ class RouteOutcomes {
   // Requests that went direct and wait to be told apart; more are settled as false hits.
   static constexpr size_t kMaxPending = 100000;
 
-  // Counts `count` outcomes of requests routed to `node`.
-  void Report(std::string_view node, RouteOutcome outcome, uint64_t count);
+  // Counts `count` outcomes of requests routed to `node`. A node that is not `known` (not a
+  // member: a name a client made up) counts in the totals and `untracked` only, so that what
+  // a client names cannot grow the per-node table, stats or /metrics.
+  void Report(std::string_view node, RouteOutcome outcome, uint64_t count, bool known = true);
   // A request routed to `node` went direct at monotonic time `at_ms`: a false hit or an
   // unreachable peer, settled by Settle.
   void Direct(std::string_view node, int64_t at_ms);

@@ -62,6 +62,9 @@ class GossipEngine::Impl {
   void PrefetchWhoHas(const KeyHash& hash) const noexcept { summaries_.index().Prefetch(hash); }
   std::vector<PeerInfo> Peers(int64_t now_ms) const;
   Status GetSummary(std::string_view node_id, Summary* out) const;
+  bool IsMember(std::string_view node_id) const {
+    return node_id == opt_.node_id || membership_.Find(node_id) != nullptr;
+  }
   std::vector<Outgoing> TakeOutgoing() { return outbox_.TakeOutgoing(); }
   std::vector<std::string> TakeDropped() { return outbox_.TakeDropped(); }
   const GossipStats& stats() const { return stats_; }

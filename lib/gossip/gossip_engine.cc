@@ -156,4 +156,6 @@ Status GossipEngine::GetSummary(std::string_view node_id, Summary* out) const {
   return impl_->GetSummary(node_id, out);
 }
 
+bool GossipEngine::IsMember(std::string_view node_id) const { return impl_->IsMember(node_id); }
+
 }  // namespace peerbloom

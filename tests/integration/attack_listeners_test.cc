@@ -295,5 +295,77 @@ TEST(AttackListeners, WhoHasFloodersAndNonReadersLeaveHonestLookupsFast) {
   EXPECT_LE(w.value("output_bytes", uint64_t{0}), uint64_t{24} << 20) << w;
 }
 
+// The text of GET /metrics, "" when it did not end in a 200.
+std::string ScrapeText(int port) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(std::chrono::seconds(30));
+  const httplib::Result r = c.Get("/metrics");
+  return r && r->status == 200 ? r->body : "";
+}
+
+// Before: the report op (what Squid's helper side sends) kept a table row, a stats entry and
+// /metrics series for every node name it was given: 4,096 invented names grew /metrics to
+// 540 KB; a count of 2^64-1 wrapped the counters (false_hit_rate 2.0). Now names that are not
+// members count in the totals and `untracked` only, counts above 10^9 are refused, and sums
+// saturate. Bounds: /metrics grows by less than 4 KiB (the totals' digits), the member's row
+// keeps its exact counts, every rate stays within [0, 1].
+TEST(AttackListeners, ReportsOfInventedNodesAndHugeCountsGrowNothing) {
+  Cluster cluster;
+  Node* a = cluster.AddNode("a");
+  Node* b = cluster.AddNode("b");
+  ASSERT_TRUE(a->Start({}, {})) << a->log_tail();
+  NodeOptions o;
+  o.extra = "metrics_listen = \"127.0.0.1:0\"\n";
+  ASSERT_TRUE(b->Start(o, {a})) << b->log_tail();
+  ASSERT_TRUE(WaitFor([&] { return SeesAlive(b, "a"); }, kWaitDeadline));
+  const std::string bound = ReadAll(cluster.dir() + "/b/metrics.endpoint");
+  const int port = std::stoi(bound.substr(bound.rfind(':') + 1));
+  auto report = [&](const std::string& node, const char* outcome, const json& count) {
+    json reply;
+    std::string body;
+    std::string error;
+    const bool ok =
+        b->Call({{"op", "report"}, {"outcome", outcome}, {"node", node}, {"count", count}}, "",
+                &reply, &body, &error);
+    return ok ? std::string() : error + reply.dump();
+  };
+  ASSERT_EQ(report("a", "hit", 3), "");
+  ASSERT_EQ(report("a", "miss", 1), "");
+  // The scrape is rendered on the loop's schedule: wait for the member's row to show.
+  ASSERT_TRUE(WaitFor([&] { return ScrapeText(port).find("peer=\"a\"") != std::string::npos; },
+                      kWaitDeadline));
+  const size_t before = ScrapeText(port).size();
+  ASSERT_GT(before, 0u);
+
+  for (int i = 0; i < 4096; ++i) {
+    ASSERT_EQ(report("invented-" + std::to_string(i), "miss", 1), "") << i;
+  }
+  EXPECT_NE(report("a", "miss", json(UINT64_MAX)), "");  // refused: over 10^9
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(report("invented-x", "miss", 1000000000), "");
+
+  ASSERT_EQ(report("a", "hit", 1), "");  // the last report: a text showing it shows all
+
+  const json routing = b->Stats()["routing"];
+  EXPECT_EQ(routing.value("untracked", uint64_t{0}), 4096u + 3000000000u) << routing;
+  ASSERT_EQ(routing["peers"].size(), 1u) << routing;
+  EXPECT_EQ(routing["peers"][0]["node_id"], "a");
+  EXPECT_EQ(routing["peers"][0]["hits"], 4);
+  EXPECT_EQ(routing["peers"][0]["false_hits"], 1);
+  EXPECT_GE(routing.value("false_hit_rate", -1.0), 0.0);
+  EXPECT_LE(routing.value("false_hit_rate", 2.0), 1.0);
+  size_t after = 0;
+  // Wait for a text rendered after the reports (the totals moved), then compare sizes.
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        const std::string text = ScrapeText(port);
+        after = text.size();
+        return text.find("peerbloom_peer_routed_total{peer=\"a\",outcome=\"hit\"} 4\n") !=
+               std::string::npos;
+      },
+      kWaitDeadline));
+  EXPECT_LT(after, before + 4096) << "before " << before;
+  EXPECT_TRUE(SeesAlive(b, "a"));
+}
+
 }  // namespace
 }  // namespace peerbloom::testing

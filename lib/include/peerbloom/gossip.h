@@ -314,6 +314,8 @@ class GossipEngine {
   uint64_t SupersededEpoch() const;
   // The latest summary held for a node (for `summary dump`). NotFound if none.
   Status GetSummary(std::string_view node_id, Summary* out) const;
+  // Whether `node_id` is this node or a member known, alive or dead.
+  bool IsMember(std::string_view node_id) const;
 
  private:
   class Impl;
