@@ -226,6 +226,15 @@ Status Daemon::StartRelay() {
   relay_ = std::make_unique<RelayService>(config_, store_->hasher().key(),
                                           ClusterTag(config_.cluster_secret), first_id);
   relay_->SetOriginKeys(signer_, sign_keys_, config_.require_signatures);
+  // What it had seen before a restart: a replayed message stays a duplicate. A file that
+  // cannot be read costs that protection for the window of the messages it held, not the
+  // start; the next save replaces it.
+  if (const Status seen = relay_->KeepSeenIn(data_dir_.get()); !seen.ok()) {
+    spdlog::warn(
+        "{}; starting without them, replays of messages seen before the restart may be "
+        "delivered again",
+        seen.message());
+  }
   // The runner's actions read a copy of the config: a reload never races them.
   auto runner = std::make_unique<PurgeRunner>(
       [config = config_](const std::atomic<bool>& stop, nlohmann::json* result) {
@@ -792,6 +801,7 @@ Status Daemon::Run(volatile std::sig_atomic_t* stop, volatile std::sig_atomic_t*
     failure = "unexpected error in the event loop: " + EscapeBytes(e.what());
   }
   Notify("STOPPING=1\nSTATUS=writing the final snapshot");
+  if (relay_) (void)relay_->SaveSeen();
   if (failure.empty()) {
     spdlog::info("stopping: writing the final snapshot");
     return WriteSnapshotNow();

@@ -8,6 +8,7 @@
 
 #include "daemon/json_text.h"
 #include "daemon/relay_purge.h"
+#include "daemon/relay_seen_file.h"
 #include "peerbloom/escape.h"
 #include "peerbloom/wire.h"
 
@@ -44,7 +45,7 @@ RelayOptions MakeOptions(const Config& config, const SipKey& key, uint64_t first
   return o;
 }
 
-constexpr std::array<StatEntry<RelayService>, 32> kRelay = {{
+constexpr std::array<StatEntry<RelayService>, 34> kRelay = {{
     {"links", "configured relay links",
      [](const RelayService& r) -> Json { return r.Stats()["links"]; }},
     {"links_up", "relay links membership knows alive with an endpoint",
@@ -109,6 +110,10 @@ constexpr std::array<StatEntry<RelayService>, 32> kRelay = {{
      [](const RelayService& r) -> Json { return r.last_seq(); }},
     {"listen_dropped", "deliveries dropped from the listen buffer (oldest first)",
      [](const RelayService& r) -> Json { return r.Stats()["listen_dropped"]; }},
+    {"seen_saves", "times the seen messages were written to relay.seen",
+     [](const RelayService& r) -> Json { return r.Stats()["seen_saves"]; }},
+    {"seen_save_errors", "writes of relay.seen that failed (logged)",
+     [](const RelayService& r) -> Json { return r.Stats()["seen_save_errors"]; }},
 }};
 
 }  // namespace
@@ -224,9 +229,48 @@ void RelayService::Poll(const GossipEngine& engine, Transport* transport, int64_
     node_->OnTick(now_ms);
     next_tick_ms_ = now_ms + (node_->Idle() ? kIdleTickMs : kTickMs);
   }
+  const uint64_t purges_before = purges_;
   TakeDeliveries();
+  // A purge's action runs only once its id is on disk: a replay after a restart is stale.
+  if (seen_dir_ != nullptr && node_->seen().changes() != seen_saved_changes_ &&
+      (purges_ != purges_before || now_ms >= next_seen_save_ms_)) {
+    (void)SaveSeen();
+    next_seen_save_ms_ = now_ms + kSeenSaveMs;
+  }
   RunPurges(now_ms);
   Send(transport, now_ms);
+}
+
+Status RelayService::KeepSeenIn(const DataDir* dir) {
+  seen_dir_ = dir;
+  std::string text;
+  const Status read = dir->ReadFile(kRelaySeenFile, &text);
+  if (read.code() == Status::Code::kNotFound) return Status::Ok();
+  std::vector<SeenSet::SavedOrigin> saved;
+  Status s = read.ok() ? DecodeRelaySeen(text, &saved) : read;
+  if (!s.ok()) {
+    return Status::Corruption("cannot restore the relay's seen messages from '" +
+                              dir->PathOf(kRelaySeenFile) + "': " + s.message());
+  }
+  node_->RestoreSeen(saved);
+  seen_saved_changes_ = node_->seen().changes();
+  spdlog::info("relay: restored the seen messages of {} origins from '{}'", saved.size(),
+               dir->PathOf(kRelaySeenFile));
+  return Status::Ok();
+}
+
+Status RelayService::SaveSeen() {
+  if (seen_dir_ == nullptr) return Status::Ok();
+  const uint64_t changes = node_->seen().changes();
+  const Status s = seen_dir_->WriteFile(kRelaySeenFile, EncodeRelaySeen(node_->seen().Save()));
+  if (!s.ok()) {
+    ++seen_save_errors_;
+    spdlog::warn("relay: cannot save the seen messages: {}", s.message());
+    return s;
+  }
+  ++seen_saves_;
+  seen_saved_changes_ = changes;
+  return Status::Ok();
 }
 
 // Checks new purges here and hands their actions to the runner; broadcasts the results of
@@ -400,7 +444,9 @@ Json RelayService::Stats() const {
           {"purge_actions_pending", purge_runner_ ? purge_runner_->pending() : 0},
           {"purge_actions_refused", purge_actions_refused_},
           {"purge_errors", purge_errors_},
-          {"listen_dropped", listen_dropped_}};
+          {"listen_dropped", listen_dropped_},
+          {"seen_saves", seen_saves_},
+          {"seen_save_errors", seen_save_errors_}};
 }
 
 Json RelayStatsObject(const RelayService& relay) { return StatObject<RelayService>(kRelay, relay); }

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "daemon/config.h"
+#include "daemon/local_files.h"
 #include "daemon/purge_runner.h"
 #include "daemon/stat_table.h"
 #include "daemon/transport.h"
@@ -115,6 +116,15 @@ class RelayService {
   nlohmann::json Stats() const;
   const RelayStats& relay_stats() const { return node_->stats(); }
 
+  // Keeps the seen messages in `dir`'s relay.seen (docs/relay.md, "Replays across a
+  // restart"): restores them now, then writes them before a delivered purge's action runs and
+  // every kSeenSaveMs while others arrive. Corruption for a file that cannot be read back
+  // (the caller decides; nothing is restored). `dir` must outlive this service.
+  Status KeepSeenIn(const DataDir* dir);
+  // Writes them now (at stop). Errors are counted and logged.
+  Status SaveSeen();
+  static constexpr int64_t kSeenSaveMs = 5000;
+
  private:
   void RefreshLinks(const GossipEngine& engine, int64_t now_ms);
   void TakeDeliveries();
@@ -148,6 +158,11 @@ class RelayService {
   std::shared_ptr<const OriginSigner> signer_;
   std::shared_ptr<const SignKeyRing> sign_keys_;
   bool require_signatures_ = false;
+  const DataDir* seen_dir_ = nullptr;
+  uint64_t seen_saved_changes_ = 0;
+  int64_t next_seen_save_ms_ = 0;
+  uint64_t seen_saves_ = 0;
+  uint64_t seen_save_errors_ = 0;
   uint64_t sent_no_endpoint_ = 0;  // packets for a link membership has no endpoint for
   uint64_t broadcasts_ = 0;
   uint64_t broadcasts_refused_ = 0;

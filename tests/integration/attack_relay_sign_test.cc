@@ -341,5 +341,68 @@ TEST_F(AttackRelaySign, APurgeWhoseUrlIsNotUtf8EndsNoNode) {
   EXPECT_EQ(got, url);
 }
 
+// A genuine signed purge, captured and replayed after the receiver restarts. Before, the seen
+// set lived in memory only: the replay was delivered again and the purge command ran again.
+// Now the seen messages are on disk (relay.seen) before a purge's action runs: after a
+// SIGTERM restart and after a kill -9 restart, the replay is stale, the command ran once, and
+// a new purge of the same origin is still delivered.
+TEST_F(AttackRelaySign, APurgeReplayedAfterARestartRunsNoCommandAgain) {
+  const std::string hook = cluster_.dir() + "/count.sh";
+  const std::string runs = cluster_.dir() + "/runs";
+  std::ofstream(hook) << "#!/bin/sh\nprintf '%s\\n' \"$3\" >> \"$1\"\n";
+  ASSERT_EQ(::chmod(hook.c_str(), 0755), 0);
+  NodeOptions o;
+  o.extra = "relay_links = [\"victim\", \"b\", \"mallory\"]\npurge_command = [\"" + hook +
+            "\", \"" + runs + "\"]\n";
+  ASSERT_TRUE(a_->Stop());
+  ASSERT_TRUE(a_->Start(o, {victim_})) << a_->log_tail();
+  const std::string url = "http://replayed.example/object";
+  ASSERT_TRUE(a_->Add({url}));
+  auto purge_with_id = [&](uint64_t id) {
+    RelayData purge;
+    purge.origin = "mallory";
+    purge.id = id;
+    purge.hop_limit = 16;
+    purge.filter_k = 7;
+    purge.filter = std::string(20, '\0');
+    purge.payload = std::string(1, '\x01') + url;
+    EXPECT_TRUE(SignRelayData(*mallory_signer_, ClusterTag(kClusterSecret), &purge).ok());
+    return Frame("mallory", purge);
+  };
+  auto runs_so_far = [&] {
+    std::ifstream in(runs);
+    size_t n = 0;
+    for (std::string line; std::getline(in, line);) n += line == url ? 1 : 0;
+    return n;
+  };
+  const uint64_t id = uint64_t{1} << 60;
+  const std::string captured = purge_with_id(id);
+  {
+    zmq::socket_t s = Client(a_);  // kept until the purge is in: it does not linger
+    s.send(zmq::buffer(captured));
+    ASSERT_TRUE(WaitFor([&] { return runs_so_far() == 1; }, kWaitDeadline)) << a_->log_tail();
+  }
+
+  for (const bool kill : {false, true}) {
+    SCOPED_TRACE(kill ? "kill -9" : "SIGTERM");
+    if (kill) {
+      a_->Kill9();
+    } else {
+      ASSERT_TRUE(a_->Stop());
+    }
+    ASSERT_TRUE(a_->Start(o, {victim_})) << a_->log_tail();
+    ASSERT_TRUE(WaitFor([&] { return Relay(a_, "links_up") == 2; }, kWaitDeadline));
+    const uint64_t stale = Relay(a_, "stale");
+    zmq::socket_t s = Client(a_);
+    ASSERT_TRUE(SendAndCount(&s, a_, captured, "stale", stale)) << a_->log_tail();
+    EXPECT_EQ(Relay(a_, "purges"), 0u);
+  }
+  // The command ran once; a new purge of the same origin is delivered and runs it again.
+  zmq::socket_t s = Client(a_);
+  s.send(zmq::buffer(purge_with_id(id + 1)));
+  EXPECT_TRUE(WaitFor([&] { return runs_so_far() == 2; }, kWaitDeadline)) << a_->log_tail();
+  EXPECT_EQ(Relay(a_, "purges"), 1u);
+}
+
 }  // namespace
 }  // namespace peerbloom::testing

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "peerbloom/hash.h"
@@ -51,10 +52,26 @@ class SeenSet {
   size_t size() const noexcept { return order_.size(); }
   uint64_t evicted_early() const noexcept { return evicted_early_; }
 
+  // What the set reads as seen, per origin, for keeping across a restart: the floor and the
+  // inclusive ranges of ids above it, ascending and disjoint.
+  struct SavedOrigin {
+    std::string origin;
+    uint64_t floor = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  };
+  std::vector<SavedOrigin> Save() const;
+  // Makes what Save returned read as seen again (a restarted node must not deliver a message
+  // twice). The restored ranges stay until the origin's floor passes them.
+  void Restore(const std::vector<SavedOrigin>& saved);
+  // Inserts and restores so far: a caller that keeps Save's result writes it when this moved.
+  uint64_t changes() const noexcept { return changes_; }
+
  private:
   struct Origin {
     uint64_t floor = 0;                          // every id <= floor reads as seen; 0: none
     std::unordered_map<uint64_t, uint64_t> ids;  // id -> first seen
+    std::vector<std::pair<uint64_t, uint64_t>> restored;  // ranges read back, above floor
+    bool InRestored(uint64_t id) const;
   };
   struct Entry {
     std::string origin;
@@ -68,6 +85,7 @@ class SeenSet {
   std::unordered_map<std::string, Origin> origins_;
   std::deque<Entry> order_;  // first-seen order, which is time order
   uint64_t evicted_early_ = 0;
+  uint64_t changes_ = 0;
 };
 
 // Per-origin flow control: counts messages per origin over a sliding window and says when an
@@ -241,6 +259,9 @@ class RelayNode {
   bool Idle() const noexcept { return announcing_.empty() && missing_.empty(); }
   // The visited filter this node puts on its own messages.
   VisitedFilterSize filter_size() const noexcept { return filter_size_; }
+  // The messages this node has seen, kept by the caller across a restart (SeenSet::Save).
+  const SeenSet& seen() const noexcept { return seen_; }
+  void RestoreSeen(const std::vector<SeenSet::SavedOrigin>& saved) { seen_.Restore(saved); }
 
  private:
   struct Link;

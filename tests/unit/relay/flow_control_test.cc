@@ -1,4 +1,6 @@
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "peerbloom/relay.h"
@@ -32,6 +34,35 @@ TEST(SeenSet, CapacityExpiresTheOldestEarly) {
   EXPECT_EQ(seen.size(), 2u);
   EXPECT_EQ(seen.evicted_early(), 1u);
   EXPECT_TRUE(seen.Contains("a", 1));  // as the origin's floor
+}
+
+// What a restarted node reads back is exactly what it read as seen: every id of 0..40 of each
+// origin answers the same before and after, and new ids are still taken.
+TEST(SeenSet, SaveAndRestoreKeepExactlyWhatWasSeen) {
+  SeenSet seen(1000, 100);
+  for (uint64_t id : {3, 4, 5, 9, 10, 20}) ASSERT_TRUE(seen.Insert("a", id, 0));
+  ASSERT_TRUE(seen.Insert("a", 30, 800));
+  ASSERT_TRUE(seen.Insert(std::string("b\0\xff", 3), 7, 900));
+  seen.Expire(1000);  // a's ids of time 0 expire: its floor is 20
+  const std::vector<SeenSet::SavedOrigin> saved = seen.Save();
+  ASSERT_EQ(saved.size(), 2u);
+  EXPECT_EQ(saved[0].origin, "a");
+  EXPECT_EQ(saved[0].floor, 20u);
+  EXPECT_EQ(saved[0].ranges, (std::vector<std::pair<uint64_t, uint64_t>>{{30, 30}}));
+
+  SeenSet restored(1000, 100);
+  restored.Restore(saved);
+  for (const std::string& origin : {std::string("a"), std::string("b\0\xff", 3)}) {
+    for (uint64_t id = 0; id <= 40; ++id) {
+      EXPECT_EQ(restored.Contains(origin, id), seen.Contains(origin, id)) << id;
+    }
+  }
+  EXPECT_FALSE(restored.Insert("a", 30, 2000));  // restored: a duplicate
+  EXPECT_TRUE(restored.Insert("a", 31, 2000));
+  EXPECT_TRUE(restored.Insert("b", 7, 2000));  // another origin
+  // Saved again, the restored ranges and the new ids merge.
+  const std::vector<SeenSet::SavedOrigin> again = restored.Save();
+  EXPECT_EQ(again[0].ranges, (std::vector<std::pair<uint64_t, uint64_t>>{{30, 31}}));
 }
 
 TEST(OriginMeter, ThrottlesAnOriginOverItsRate) {
