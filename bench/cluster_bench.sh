@@ -22,7 +22,7 @@ now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 for ((i = 0; i < nodes; i++)); do
   "$pb" keygen -o "$work/n$i.key" >/dev/null
-  printf '%s n%s\n' "$(cat "$work/n$i.key.pub")" "$i" >>"$work/authorized_keys"
+  "$pb" keygen --authorized-line "$work/n$i.key" "n$i" >>"$work/authorized_keys"
 done
 for ((i = 0; i < nodes; i++)); do
   mkdir -p "$work/n$i"

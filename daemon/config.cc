@@ -253,6 +253,8 @@ Status Parser::Finish(const toml::table& root) {
   // finds the endpoint the daemon binds.
   if (c_->control.empty()) c_->control = client::DefaultControlEndpoint(c_->data_dir);
   if (!c_->who_has_socket_set) c_->who_has_socket = c_->data_dir + "/who-has.sock";
+  // Signatures ride on the CURVE keys' files: a plaintext cluster has none to require.
+  if (!c_->require_signatures_set) c_->require_signatures = c_->curve;
   const auto ctl_line = root.contains("control") ? root.get("control")->source().begin.line : 1;
   Status control = client::CheckControlEndpoint(c_->control, c_->allow_remote_control);
   if (!control.ok()) return At(ctl_line, control.message());

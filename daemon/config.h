@@ -137,10 +137,14 @@ struct Config {
   // that clients of a tcp control endpoint send with every request (created at start, mode
   // 0600, when missing).
   std::string control_token_file;
-  // Default: false. Refuse summaries, deltas and relayed epochs of nodes without a `sign=`
-  // key in authorized_keys; needs curve and sign keys in key_file. Nodes that have one must
-  // sign whatever this says (docs/security.md, "Signed origins").
-  bool require_signatures = false;
+  // Default: true with curve, false without. Refuse summaries, deltas, relayed epochs and
+  // broadcasts of nodes without a `sign=` key in authorized_keys; needs curve and sign keys
+  // in key_file. Nodes that have one must sign whatever this says (docs/security.md, "Signed
+  // origins").
+  bool require_signatures = true;
+  // Whether require_signatures was set in the file (false: the default applies, and a
+  // cluster not ready for it is refused at start rather than half heard).
+  bool require_signatures_set = false;
 
   // Default: none.
   std::vector<FeedConfig> feeds;

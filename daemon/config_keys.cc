@@ -237,9 +237,10 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.String(n, key, &p.c().authorized_keys);
      }},
-    {"require_signatures", "bool", "false",
+    {"require_signatures", "bool", "true (false with curve = false)",
      "refuse what nodes without a sign key originate, not only forged signatures",
      [](Parser& p, const N& n, std::string_view key) {
+       p.c().require_signatures_set = true;
        return p.Bool(n, key, &p.c().require_signatures);
      }},
     // Feeds and Squid nodes without peerbloomd.

@@ -5,8 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
+
+#include "peerbloom/escape.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -47,16 +50,62 @@ Status LoadRing(const Config& config, const GossipOptions& o, SignKeyRing* ring)
   return Status::Ok();
 }
 
+// The node ids of authorized_keys none of whose lines has a sign key, sorted.
+Status UnsignedNodes(const Config& config, std::vector<std::string>* out) {
+  out->clear();
+  if (config.authorized_keys.empty()) return Status::Ok();
+  std::vector<client::AuthorizedKey> listed;
+  PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config.authorized_keys, &listed));
+  std::set<std::string> all;
+  std::set<std::string> signed_ids;
+  for (const client::AuthorizedKey& key : listed) {
+    all.insert(key.node_id);
+    if (!key.sign_key.empty()) signed_ids.insert(key.node_id);
+  }
+  for (const std::string& id : all) {
+    if (!signed_ids.contains(id)) out->push_back(id);
+  }
+  return Status::Ok();
+}
+
+std::string ListSome(const std::vector<std::string>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size() && i < 5; ++i) out += (i == 0 ? "" : ", ") + QuoteBytes(ids[i]);
+  if (ids.size() > 5) out += ", ... (" + std::to_string(ids.size()) + " in all)";
+  return out;
+}
+
+// What the default adds to the messages: the way to run without signatures while upgrading.
+constexpr char kDefaultNote[] =
+    "; 'require_signatures' is on by default with curve: to run a cluster without sign keys "
+    "while it is upgraded, set 'require_signatures = false' (docs/security.md, \"Rollout in a "
+    "running cluster\")";
+
 }  // namespace
 
 Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys) {
   if (!config.require_signatures) return Status::Ok();
   if (!config.curve) return Status::InvalidArgument("'require_signatures' needs 'curve = true'");
+  const std::string note = config.require_signatures_set ? "" : kDefaultNote;
   if (keys.sign_secret_key.empty()) {
     return Status::InvalidArgument("key file '" + config.key_file +
                                    "' has no sign keys, needed by 'require_signatures' (add "
                                    "them with 'peerbloom keygen --add-sign-key " +
-                                   config.key_file + "')");
+                                   config.key_file + "')" + note);
+  }
+  // Set by hand, the operator chose to refuse unsigned nodes (LoadOriginKeys warns). By
+  // default, a cluster not ready for it would lose those nodes from who-has: refused here.
+  if (!config.require_signatures_set) {
+    std::vector<std::string> unsigned_nodes;
+    PEERBLOOM_RETURN_IF_ERROR(UnsignedNodes(config, &unsigned_nodes));
+    if (!unsigned_nodes.empty()) {
+      return Status::InvalidArgument(
+          "authorized_keys '" + config.authorized_keys + "' lists nodes without a sign key (" +
+          ListSome(unsigned_nodes) +
+          "): 'require_signatures' would refuse what they send. Give each its sign keys and "
+          "its 'sign=' line" +
+          note);
+    }
   }
   return Status::Ok();
 }
@@ -64,6 +113,15 @@ Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys
 Status LoadOriginKeys(const Config& config, const client::CurveKeyPair& keys, GossipOptions* o) {
   PEERBLOOM_RETURN_IF_ERROR(CheckSigningConfig(config, keys));
   o->require_signatures = config.require_signatures;
+  if (config.require_signatures) {
+    std::vector<std::string> unsigned_nodes;
+    if (UnsignedNodes(config, &unsigned_nodes).ok() && !unsigned_nodes.empty()) {
+      spdlog::warn(
+          "authorized_keys lists nodes without a sign key ({}): with "
+          "'require_signatures' nothing they send is taken",
+          ListSome(unsigned_nodes));
+    }
+  }
   if (!config.curve) return Status::Ok();
   PEERBLOOM_RETURN_IF_ERROR(LoadSigner(config, keys, o));
   auto ring = std::make_shared<SignKeyRing>();

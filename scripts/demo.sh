@@ -37,7 +37,7 @@ ctl() { local node=$1; shift; "$peerbloom" --control "ipc://$work/$node/control.
 say "1. Keys: one CURVE key pair per node, every public key authorized"
 for node in node-a node-b node-c; do
   "$peerbloom" keygen -o "$work/$node.key" >/dev/null
-  printf '%s %s\n' "$(cat "$work/$node.key.pub")" "$node" >>"$work/authorized_keys"
+  "$peerbloom" keygen --authorized-line "$work/$node.key" "$node" >>"$work/authorized_keys"
 done
 cat "$work/authorized_keys"
 

@@ -51,7 +51,7 @@ trap cleanup EXIT
 for n in "${nodes[@]}"; do
   mkdir -p "$work/$n"
   "$cli" keygen -o "$work/$n/node.key" >/dev/null
-  printf '%s %s\n' "$(cat "$work/$n/node.key.pub")" "$n" >>"$work/authorized_keys"
+  "$cli" keygen --authorized-line "$work/$n/node.key" "$n" >>"$work/authorized_keys"
   : >"$work/$n/feed"
   low[$n]=0; high[$n]=0
 done

@@ -4,15 +4,18 @@
 // (docs/security.md, "Signed origins").
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/origin_sig.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
+#include "tests/integration/cli_run.h"
 #include "tests/integration/cluster_harness.h"
 
 namespace peerbloom::testing {
@@ -303,6 +306,75 @@ TEST(SignedOriginsConfig, RequireSignaturesWithoutSignKeysRefusesToStart) {
                                key_file + "')"),
             std::string::npos)
       << n->log_tail();
+}
+
+// The upgrade path of docs/security.md ("Upgrading a cluster without sign keys"), end to end:
+// a cluster whose keys have no sign keys is refused by the new default, and says how to go on;
+// with `require_signatures = false` it runs; sign keys are added to each key file and the
+// `sign=` lines to authorized_keys; then, back at the default, it runs with signatures
+// required, and a URL held by one node is listed at the other at every step.
+TEST(SignedOriginsUpgrade, AClusterWithoutSignKeysMovesToRequiredSignatures) {
+  Cluster cluster;
+  Node* a = cluster.AddNode("a");
+  Node* b = cluster.AddNode("b");
+  const std::string a_key = cluster.dir() + "/a.key";
+  const std::string b_key = cluster.dir() + "/b.key";
+  NodeOptions by_default;
+  by_default.signatures_default = true;
+  EXPECT_FALSE(a->Start(by_default, {}));
+  EXPECT_NE(a->log_tail().find("key file '" + a_key + "' has no sign keys"), std::string::npos)
+      << a->log_tail();
+  EXPECT_NE(a->log_tail().find("set 'require_signatures = false'"), std::string::npos)
+      << a->log_tail();
+
+  // While upgrading: signatures off (the harness writes the line for unsigned keys).
+  const NodeOptions upgrading;
+  ASSERT_TRUE(a->Start(upgrading, {})) << a->log_tail();
+  ASSERT_TRUE(b->Start(upgrading, {a})) << b->log_tail();
+  ASSERT_TRUE(b->Add({"http://b.example/1"}));
+  auto listed_at_a = [&](const std::string& url) {
+    return WaitFor(
+        [&] {
+          const auto who = a->WhoHas({url});
+          return who.size() == 1 && who[0] == std::vector<std::string>{"b"};
+        },
+        kWaitDeadline);
+  };
+  ASSERT_TRUE(listed_at_a("http://b.example/1"));
+
+  // Step 1: sign keys in each key file; the nodes restart and sign what they originate.
+  for (const std::string& key : {a_key, b_key}) {
+    const CliResult r = Cli("keygen --add-sign-key " + key);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  }
+  // Signing now, but listed without sign= lines: the default still refuses, naming them.
+  ASSERT_TRUE(a->Stop());
+  EXPECT_FALSE(a->Start(by_default, {}));
+  EXPECT_NE(a->log_tail().find("lists nodes without a sign key ('a', 'b')"), std::string::npos)
+      << a->log_tail();
+  ASSERT_TRUE(a->Start(upgrading, {})) << a->log_tail();
+  ASSERT_TRUE(listed_at_a("http://b.example/1"));
+  // Step 2: every node's sign= line in authorized_keys (from the key files themselves).
+  std::string lines;
+  for (const auto& [key, id] : {std::pair{a_key, "a"}, std::pair{b_key, "b"}}) {
+    const CliResult r = Cli("keygen --authorized-line " + key + " " + id);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find(" sign="), std::string::npos) << r.out;
+    lines += r.out;
+  }
+  std::ofstream(cluster.dir() + "/authorized_keys") << lines;
+  // Step 3: the line removed, the default: signatures required.
+  for (Node* n : {a, b}) {
+    ASSERT_TRUE(n->Stop());
+    ASSERT_TRUE(n->Start(by_default, n == a ? std::vector<Node*>{} : std::vector<Node*>{a}))
+        << n->log_tail();
+    EXPECT_NE(n->log_tail().find("signatures required"), std::string::npos) << n->log_tail();
+  }
+  ASSERT_TRUE(b->Add({"http://b.example/2"}));
+  EXPECT_TRUE(listed_at_a("http://b.example/1"));
+  EXPECT_TRUE(listed_at_a("http://b.example/2"));
+  EXPECT_GT(a->Stats()["gossip"].value("signatures_verified", uint64_t{0}), 0u);
+  EXPECT_EQ(a->Stats()["gossip"].value("signatures_refused", uint64_t{0}), 0u);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -140,6 +141,27 @@ void Node::ResetSocket() {
   socket_->connect("ipc://" + dir_ + "/control.sock");
 }
 
+// Signatures are required by default (with curve). A cluster whose nodes or authorized keys
+// lack sign keys (most tests: AddNode) runs as an upgrading cluster does, with
+// `require_signatures = false`; one that is all signing (AddSigningNode) runs with the
+// default. A test that sets the key itself keeps its own.
+std::string Node::RequireSignaturesLine(const NodeOptions& o) const {
+  if (o.signatures_default || o.extra.find("require_signatures") != std::string::npos) return "";
+  if (o.extra.find("curve = false") != std::string::npos) return "";
+  client::CurveKeyPair own;
+  bool all_signed = client::ReadKeyFile(key_file_, &own).ok() && !own.sign_secret_key.empty();
+  std::vector<client::AuthorizedKey> listed;
+  if (client::ReadAuthorizedKeys(dir_ + "/../authorized_keys", &listed).ok()) {
+    std::set<std::string> ids, signed_ids;
+    for (const client::AuthorizedKey& k : listed) {
+      ids.insert(k.node_id);
+      if (!k.sign_key.empty()) signed_ids.insert(k.node_id);
+    }
+    all_signed = all_signed && ids == signed_ids;
+  }
+  return all_signed ? "" : "require_signatures = false\n";
+}
+
 std::string Node::WriteConfig(const NodeOptions& o, const std::vector<Node*>& seeds) {
   std::filesystem::create_directories(dir_);
   std::ostringstream cfg;
@@ -161,7 +183,7 @@ std::string Node::WriteConfig(const NodeOptions& o, const std::vector<Node*>& se
       << "link_heartbeat_interval = \"200ms\"\n"
       << "link_heartbeat_timeout = \"1s\"\n"
       << "log_level = \"debug\"\n"
-      << o.extra << "\n";
+      << RequireSignaturesLine(o) << o.extra << "\n";
   for (Node* seed : seeds) {
     cfg << "[[seeds]]\nendpoint = \"" << seed->endpoint() << "\"\npublic_key = \""
         << seed->public_key() << "\"\n";

@@ -42,6 +42,9 @@ struct NodeOptions {
   // Default: 0 (the test's own limit). The daemon's RLIMIT_NOFILE, soft and hard, set in the
   // child before it execs the daemon (as `prlimit --nofile=N:N` would).
   uint64_t max_open_files = 0;
+  // Default: false (the harness writes `require_signatures = false` for a cluster with
+  // unsigned keys, as an upgrading cluster sets it). true: no line, the daemon's default.
+  bool signatures_default = false;
 };
 
 class Node {
@@ -86,6 +89,7 @@ class Node {
                                                  const std::vector<std::string>& keys);
   void ResetSocket();
   std::string WriteConfig(const NodeOptions& options, const std::vector<Node*>& seeds);
+  std::string RequireSignaturesLine(const NodeOptions& options) const;
   bool Exited() const;  // whether the daemon has exited (without reaping it)
   void ReapAndReservePort();
 
