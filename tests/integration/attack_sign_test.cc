@@ -4,10 +4,13 @@
 // (docs/security.md, "Signed origins").
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <fstream>
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -290,6 +293,49 @@ TEST_F(AttackSign, ReplayedOldSummaryIsRefused) {
   EXPECT_EQ(VictimAt(a_).value("epoch", uint64_t{0}), epoch);
   EXPECT_GE(VictimAt(a_).value("version", uint64_t{0}), version);
   ExpectVictimListedEverywhere();
+}
+
+// Before: a member kept a SIGKILLed node listed alive for 30 s by claiming fresh heartbeats
+// for it in its digests. Now a node's liveness is taken only from its own frames or from
+// beats it signed: mallory claims the dead victim's epoch with heartbeats advancing at the
+// documented rate (one per failure_timeout / 4) at a and b, and both still declare the victim
+// dead. Bound: within 10 failure timeouts (the claims run throughout), where the attack held
+// it alive for 20.
+TEST_F(AttackSign, ClaimedHeartbeatsCannotKeepAKilledNodeAlive) {
+  const json at_a = VictimAt(a_);
+  const uint64_t epoch = at_a.value("epoch", uint64_t{0});
+  const uint64_t heartbeat = at_a.value("heartbeat", uint64_t{0});
+  ASSERT_GT(epoch, 0u);
+  victim_->Kill9();
+  std::atomic<bool> stop{false};
+  std::thread claimer([&] {
+    zmq::socket_t to_a = Client(a_);
+    zmq::socket_t to_b = Client(b_);
+    const auto beat = std::chrono::milliseconds(options_.failure_timeout_ms / 4);
+    for (uint64_t i = 1; !stop.load(); ++i) {
+      WireHeader h = Header();
+      h.type = WireType::kDigest;
+      DigestBody body;
+      DigestEntry e;
+      e.origin = "victim";
+      e.epoch = epoch;
+      e.heartbeat = heartbeat + i;
+      e.alive = true;
+      body.entries.push_back(e);
+      std::string frame;
+      ASSERT_TRUE(EncodeDigestFrame(h, body, &frame).ok());
+      to_a.send(zmq::buffer(frame), zmq::send_flags::dontwait);
+      to_b.send(zmq::buffer(frame), zmq::send_flags::dontwait);
+      std::this_thread::sleep_for(beat);
+    }
+  });
+  const bool dead = WaitFor([&] { return !SeesAlive(a_, "victim") && !SeesAlive(b_, "victim"); },
+                            std::chrono::milliseconds(10 * options_.failure_timeout_ms));
+  stop = true;
+  claimer.join();
+  EXPECT_TRUE(dead) << "victim at a: " << VictimAt(a_) << "\nat b: " << VictimAt(b_);
+  EXPECT_TRUE(SeesAlive(a_, "b"));
+  EXPECT_TRUE(SeesAlive(b_, "a"));
 }
 
 // A daemon told to require signatures without sign keys refuses to start, and says how.
