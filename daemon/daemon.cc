@@ -503,7 +503,8 @@ void Daemon::PollFeeds(const std::vector<zmq::pollitem_t>& items, size_t first, 
 void Daemon::PollRouteLog(int64_t now) {
   if (!route_log_ || now < next_route_log_poll_ms_) return;
   next_route_log_poll_ms_ = now + kFeedPollMs;
-  const bool more = route_log_->Poll(now, WallMs(), &routes_);
+  const bool more = route_log_->Poll(
+      now, WallMs(), &routes_, [this](std::string_view node) { return engine_->IsMember(node); });
   if (more) next_route_log_poll_ms_ = now;
   if (routes_.pending() == 0) return;
   std::map<std::string, int64_t, std::less<>> heard;

@@ -21,7 +21,8 @@ RouteLogFeed::RouteLogFeed(std::string path, const std::map<std::string, std::st
   for (const auto& [node, name] : names) node_of_[name] = node;
 }
 
-bool RouteLogFeed::Poll(int64_t now_ms, int64_t wall_ms, RouteOutcomes* outcomes) {
+bool RouteLogFeed::Poll(int64_t now_ms, int64_t wall_ms, RouteOutcomes* outcomes,
+                        const std::function<bool(std::string_view)>& is_member) {
   bool more = false;
   const Status s = follower_.Poll(&lines_, &more);
   if (!s.ok()) {
@@ -39,6 +40,13 @@ bool RouteLogFeed::Poll(int64_t now_ms, int64_t wall_ms, RouteOutcomes* outcomes
       e.peer = it->second;
     } else {
       ++stats_.unnamed;
+    }
+    if (!is_member(e.peer)) {
+      outcomes->Report(
+          e.peer,
+          e.outcome == RouteLogOutcome::kPeer ? RouteOutcome::kHit : RouteOutcome::kUnreachable, 1,
+          /*known=*/false);
+      continue;
     }
     if (e.outcome == RouteLogOutcome::kPeer) {
       outcomes->Report(e.peer, RouteOutcome::kHit, 1);

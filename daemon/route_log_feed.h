@@ -9,8 +9,10 @@
 #define PEERBLOOM_DAEMON_ROUTE_LOG_FEED_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "daemon/file_follower.h"
@@ -20,9 +22,9 @@
 namespace peerbloom::daemon {
 
 struct RouteLogStats {
-  uint64_t lines = 0;       // lines read
-  uint64_t routed = 0;      // of them, routed requests
-  uint64_t unnamed = 0;     // routed to a cache_peer name no node id maps to (counted as is)
+  uint64_t lines = 0;    // lines read
+  uint64_t routed = 0;   // of them, routed requests
+  uint64_t unnamed = 0;  // routed to a cache_peer name no node id maps to (counted as is)
   uint64_t read_errors = 0;
 };
 
@@ -35,8 +37,12 @@ class RouteLogFeed {
   RouteLogFeed& operator=(const RouteLogFeed&) = delete;
 
   // Reads what the log gained. `now_ms` (monotonic) and `wall_ms` (Unix ms) place each
-  // request in monotonic time by its logged end. True when a read limit stopped it early.
-  bool Poll(int64_t now_ms, int64_t wall_ms, RouteOutcomes* outcomes);
+  // request in monotonic time by its logged end. A peer that, named or as is, is not a
+  // member (`is_member`) counts in the totals and `untracked` only, as unreachable when it
+  // went direct: the log's bytes never become a row, a stats key or a metric label. True when
+  // a read limit stopped it early.
+  bool Poll(int64_t now_ms, int64_t wall_ms, RouteOutcomes* outcomes,
+            const std::function<bool(std::string_view)>& is_member);
 
   const RouteLogStats& stats() const { return stats_; }
   const FileFollower& follower() const { return follower_; }

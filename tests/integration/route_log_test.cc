@@ -50,7 +50,11 @@ TEST(RouteLog, FalseHitsAreSeparatedFromAnUnreachablePeer) {
         << Now() << " cache-a TCP_MISS/200 FIRSTUP_PARENT/127.0.0.11 http://x/2\n"
         << Now() << " cache-a TCP_MISS/200 HIER_DIRECT/10.0.0.1 http://x/3\n"
         << Now() << " - TCP_MISS/200 HIER_DIRECT/10.0.0.1 http://x/4\n"
-        << Now() << " C TCP_MISS/200 HIER_DIRECT/10.0.0.1 http://x/5\n";
+        << Now()
+        << " C TCP_MISS/200 HIER_DIRECT/10.0.0.1 http://x/5\n"
+        // Names that are no member, one of them not UTF-8: counted, never a row of their own.
+        << Now() << " stranger TCP_MISS/200 FIRSTUP_PARENT/127.0.0.99 http://x/8\n"
+        << Now() << " caf\xff\xfe TCP_MISS/200 HIER_DIRECT/10.0.0.1 http://x/9\n";
   }
   json routing;
   ASSERT_TRUE(WaitFor(
@@ -79,9 +83,13 @@ TEST(RouteLog, FalseHitsAreSeparatedFromAnUnreachablePeer) {
   EXPECT_DOUBLE_EQ(routing["false_hit_rate"].get<double>(), 1.0 / 3.0);
   const json stats = b->Stats()["routing"];
   EXPECT_EQ(stats["pending"], 0);
-  EXPECT_EQ(stats["log"]["routed"], 6);  // the line before the start is not read
-  EXPECT_EQ(stats["log"]["unnamed"], 1);
-  EXPECT_EQ(stats["unreachable"], 2);
+  EXPECT_EQ(stats["log"]["routed"], 8);  // the line before the start is not read
+  EXPECT_EQ(stats["log"]["unnamed"], 3);
+  EXPECT_EQ(stats["unreachable"], 3);  // A's two, and the stranger's direct request
+  EXPECT_EQ(stats["untracked"], 2);
+  ASSERT_EQ(stats["peers"].size(), 2u) << stats.dump();
+  EXPECT_EQ(stats["peers"][0]["node_id"], "A");
+  EXPECT_EQ(stats["peers"][1]["node_id"], "C");
 }
 
 }  // namespace
