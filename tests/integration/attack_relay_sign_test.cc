@@ -455,5 +455,40 @@ TEST_F(AttackRelaySign, LargeBroadcastsWithinTheRateStayWithinTheMemoryBounds) {
   }
 }
 
+// Before, with require_signatures off by default, broadcasts of origins without a sign= key,
+// invented names included, were taken unsigned: 30 invented origins delivered 30,000
+// broadcasts at a node in under a second, each with a rate budget of its own. Signatures are
+// now required by default: every one is refused and counted, none delivered, and the node's
+// own broadcasts still go out.
+TEST_F(AttackRelaySign, BroadcastsOfInventedOriginsAreRefusedByDefault) {
+  const uint64_t refused = Relay(a_, "signatures_refused");
+  const uint64_t delivered = Relay(a_, "delivered");
+  zmq::socket_t s = Client(a_);
+  constexpr int kOrigins = 30;
+  constexpr int kEach = 20;
+  for (int o = 0; o < kOrigins; ++o) {
+    for (int i = 0; i < kEach; ++i) {
+      RelayData d;
+      d.origin = "invented-" + std::to_string(o);
+      d.id = uint64_t{1} << 58 | static_cast<uint64_t>(o * kEach + i);
+      d.hop_limit = 16;
+      d.filter_k = 7;
+      d.filter = std::string(20, '\0');
+      d.payload = std::string(1, '\0') + "flood";
+      s.send(zmq::buffer(Frame("mallory", d)));
+    }
+  }
+  EXPECT_TRUE(WaitFor([&] { return Relay(a_, "signatures_refused") >= refused + kOrigins * kEach; },
+                      kWaitDeadline))
+      << Relay(a_, "signatures_refused") - refused;
+  EXPECT_EQ(Relay(a_, "delivered"), delivered);
+  json reply;
+  std::string body;
+  ASSERT_TRUE(a_->Call({{"op", "broadcast"}}, "own", &reply, &body)) << reply.dump();
+  EXPECT_TRUE(
+      WaitFor([&] { return Relay(b_, "delivered") >= 1 && Relay(victim_, "delivered") >= 1; },
+              kWaitDeadline));
+}
+
 }  // namespace
 }  // namespace peerbloom::testing
