@@ -5,6 +5,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "cli/cli.h"
 #include "cli/tool_util.h"
@@ -148,6 +150,27 @@ int RunInspect(const GlobalOptions& g, const std::string& path) {
   return 0;
 }
 
+// The allow-list line of an existing key file, for the node it speaks for: what every node's
+// authorized_keys needs of this one (docs/deploy-squid.md collects these lines).
+int PrintAuthorizedLine(const GlobalOptions& g, const std::string& path,
+                        const std::string& node_id) {
+  if (!IsValidNodeId(node_id) || node_id.rfind("squid:", 0) == 0) {
+    return Error("node id " + QuoteBytes(node_id) +
+                 " is not 1-64 characters of [A-Za-z0-9._:-] outside 'squid:'");
+  }
+  client::CurveKeyPair pair;
+  const Status s = client::ReadKeyFile(path, &pair);
+  if (!s.ok()) return Error(s);
+  std::string line = pair.public_key + " " + node_id;
+  if (!pair.sign_public_key.empty()) line += " sign=" + pair.sign_public_key;
+  if (g.json) {
+    std::printf("%s\n", json({{"authorized_keys_line", line}}).dump(2).c_str());
+  } else {
+    std::printf("%s\n", line.c_str());
+  }
+  return 0;
+}
+
 int RunKeygen(const GlobalOptions& g, const std::string& output, bool force,
               const std::string& add_sign_key) {
   client::CurveKeyPair pair;
@@ -218,7 +241,16 @@ Runner SetUpKeygen(CLI::App* sub, const GlobalOptions* g) {
   sub->add_option("--add-sign-key", *add_sign_key,
                   "add Ed25519 sign keys to the existing key FILE (for signed origins)")
       ->excludes("--output");
-  return [g, output, force, add_sign_key] { return RunKeygen(*g, *output, *force, *add_sign_key); };
+  auto line = std::make_shared<std::vector<std::string>>();
+  sub->add_option("--authorized-line", *line,
+                  "print the authorized_keys line of the existing key FILE for NODE-ID")
+      ->expected(2)
+      ->type_name("FILE NODE-ID")
+      ->excludes("--output", "--add-sign-key", "--force");
+  return [g, output, force, add_sign_key, line] {
+    if (!line->empty()) return PrintAuthorizedLine(*g, (*line)[0], (*line)[1]);
+    return RunKeygen(*g, *output, *force, *add_sign_key);
+  };
 }
 
 }  // namespace peerbloom::cli

@@ -73,6 +73,28 @@ TEST(Cli, MissingDaemonIsAnErrorNotAHang) {
             "peerbloomd running? see --control, --config)\n");
 }
 
+// The allow-list line of a key file is what keygen printed when it wrote the file.
+TEST(Cli, KeygenPrintsTheAuthorizedLineOfAnExistingKey) {
+  Cluster scratch;  // only for its temporary directory
+  const std::string key = scratch.dir() + "/node.key";
+  Result r = Cli("keygen -o " + key);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const size_t at = r.out.find("authorized_keys line: ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  std::string line = r.out.substr(at + 22, r.out.find('\n', at) - at - 22);
+  line.replace(line.find("NODE-ID"), 7, "cache-01");
+  r = Cli("keygen --authorized-line " + key + " cache-01");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, line + "\n");
+  r = Cli("--json keygen --authorized-line " + key + " cache-01");
+  EXPECT_EQ(json::parse(r.out)["authorized_keys_line"], line);
+  r = Cli("keygen --authorized-line " + key + " squid:x");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out,
+            "peerbloom: error: node id 'squid:x' is not 1-64 characters of [A-Za-z0-9._:-] "
+            "outside 'squid:'\n");
+}
+
 TEST(Cli, BuildQueryInspectAndDedupOffline) {
   Cluster scratch;  // only for its temporary directory
   const std::string dir = scratch.dir();
