@@ -234,6 +234,12 @@ peers_json() { on "$1" peerbloom --json peers; }
 check_block() {  # id n
   local out=$work/blocks/$2 h o
   case $1 in
+    secret)
+      # One secret on the three nodes, still readable by the daemon's group only.
+      [[ $(awk 'NR % 2 == 1 { print $1 }' "$out.admin.out" | sort -u | wc -l) -eq 1 &&
+        $(awk 'NR % 2 == 0' "$out.admin.out" | sort -u) == "root:peerbloom 640" &&
+        $(wc -l <"$out.admin.out") -eq 6 ]] || fail "secret: $(cat "$out.admin.out")"
+      ;;
     peers)
       for h in "${caches[@]}"; do
         peers_json "$h" | python3 -c '

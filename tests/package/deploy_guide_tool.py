@@ -373,11 +373,12 @@ def cmd_figures(a_file, before, after, b_file, detect_file, propagate_file, help
     if helper["median_ms"] > 5:
         problems.append("the helper's median round trip is above 5 ms")
     # What the guide states: dead failure_timeout (10 s) after the last heartbeat that reached
-    # the observer, and heartbeats come every failure_timeout / 4 at a gossip round: 6.5 to
-    # 10 s after the stop, and a gossip round and a poll more at most; a new summary reaches
-    # the others within about a second.
-    if min(detect) < 6.4 or max(detect) > 11.5:
-        problems.append("failure detection outside 6.4-11.5 s: %s" % detect)
+    # the observer, and heartbeats come every failure_timeout / 4 at a gossip round: from 6.5
+    # s after the stop begins, to 10 s after it ends (the daemon beats while it writes its
+    # final snapshot) and a gossip round more for news through the third node; a new summary
+    # reaches the others within about a second.
+    if min(detect) < 6.4 or max(detect) > 12.5:
+        problems.append("failure detection outside 6.4-12.5 s: %s" % detect)
     if max(heard) > 3.5:
         problems.append("HEARD above 3.5 s: %.2f s" % max(heard))
     if statistics.median(propagate) > 1.5 or max(propagate) > 3:
