@@ -133,6 +133,9 @@ class SocketOracle {
   explicit SocketOracle(const SquidHelperOptions& o)
       : o_(o), client_(o.who_has_socket, o.wait_ms, 0) {}
 
+  // Whether some answers were counted and not sent to the daemon yet.
+  bool Unreported() const { return counts_ != reported_; }
+
   // Sends what was not reported yet, if the daemon answers.
   void Flush() {
     if (counts_ == reported_ || NowMs() < retry_at_ms_) return;
@@ -298,6 +301,15 @@ int RunSquidHelper(const SquidHelperOptions& options, int in_fd, int out_fd) {
   std::vector<HelperRequest> batch;
   char chunk[65536];
   for (;;) {
+    // Counters ride on the next batch; when Squid sends none for report_ms, they go alone,
+    // so the daemon's figures do not wait for the next request.
+    if (!options.who_has_socket.empty() && socket.Unreported()) {
+      struct pollfd idle = {in_fd, POLLIN, 0};
+      if (::poll(&idle, 1, options.report_ms) == 0) {
+        socket.Flush();
+        continue;
+      }
+    }
     const ssize_t n = ::read(in_fd, chunk, sizeof(chunk));
     if (n < 0 && errno == EINTR) continue;
     if (n == 0 && !options.who_has_socket.empty()) socket.Flush();  // Squid closed: last report

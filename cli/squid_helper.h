@@ -82,7 +82,8 @@ struct SquidHelperOptions {
   size_t max_batch = 4096;                   // Default: 4096. Requests per who-has call
   std::map<std::string, std::string> names;  // squid_peer_names
   int report_ms = 1000;                      // Default: 1000. Counters go to the daemon at
-                                             // most this often (with a batch)
+                                             // most this often (with a batch), and alone
+                                             // after this long without requests
 };
 
 // Serves Squid on `in_fd`/`out_fd` until end of input. Returns an exit code.
