@@ -53,10 +53,14 @@ fi
 ip netns add $ns-probe 2>/dev/null || skip "cannot make network namespaces here"
 ip netns del $ns-probe
 
-# Everything of a run lives in WORK, in the build tree: the hosts' own /tmp hides the machine's.
-work=$build/deploy-guide
+# Everything of a run lives in WORK, which every emulated host sees: not under /tmp, /run,
+# /dev/shm or /root (each host has its own), wherever the build tree is.
+work=/var/tmp/peerbloom-deploy-guide
 rm -rf "$work"
 mkdir -p "$work/bin" "$work/pkg" "$work/pristine" "$work/blocks" "$work/hosts"
+# The tool runs inside the hosts too: from WORK, not from a source tree they may not see.
+cp "$tool" "$work/bin/deploy_guide_tool.py"
+tool=$work/bin/deploy_guide_tool.py
 : >"$work/log"
 echo "work directory: $work"
 exec 3>>"$work/log"
@@ -91,7 +95,7 @@ cleanup() {
     deluser --system --quiet peerbloom >/dev/null 2>&1 || userdel peerbloom
   fi
   for d in "${made_dirs[@]}"; do [[ -d $d ]] && rmdir "$d" 2>/dev/null; done
-  # The run's files stay for a look after a failure; they are the build tree's.
+  # The run's files stay in /var/tmp for a look after a failure.
   [[ $code -eq 0 ]] && rm -rf "$work"
   exit $code
 }
