@@ -222,9 +222,10 @@ TEST_F(AttackRelaySign, RotatedAndRevokedSignKeysApplyToBroadcastsAfterAReload) 
       {b_, R"(relay_links = ["victim", "a", "mallory"])"},
   };
   auto reload_others = [&] {
-    for (const auto& [node, line] : others) {
+    for (const auto& entry : others) {
+      Node* node = entry.first;  // not a structured binding: the lambda below captures it
       NodeOptions o;
-      o.extra = line + "\n";
+      o.extra = entry.second + "\n";
       const uint64_t reloads = node->Stats()["reloads"];
       ASSERT_TRUE(node->Reload(o, {victim_}));
       ASSERT_TRUE(WaitFor([&] { return node->Stats()["reloads"] > reloads; }, kWaitDeadline))
