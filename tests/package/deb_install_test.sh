@@ -91,6 +91,20 @@ getent passwd peerbloom >/dev/null || fail "no peerbloom user"
 ! grep -q '^cluster_secret *=' /etc/peerbloom/peerbloomd.toml || fail "the config holds a secret"
 id -nG peerbloom | tr ' ' '\n' | grep -qx proxy || fail "peerbloom is not in group proxy: $(id -nG peerbloom)"
 
+grep -q '^sign-secret-key' /var/lib/peerbloom/node.key || fail "node.key has no sign keys"
+
+# An upgrade from a version before signed origins: a key file with a CURVE pair only gets sign
+# keys from the postinst (signatures are required by default), and keeps its CURVE pair.
+cp -a /var/lib/peerbloom/node.key "$tmp/node.key.fresh"
+grep -E '^(public|secret)-key' "$tmp/node.key.fresh" >/var/lib/peerbloom/node.key
+curve_pub=$(grep '^public-key' /var/lib/peerbloom/node.key)
+/var/lib/dpkg/info/peerbloom.postinst configure 0.0.9 >"$tmp/reconfigure.log" 2>&1 ||
+  { cat "$tmp/reconfigure.log"; fail "postinst configure on an old key failed"; }
+grep -q '^sign-secret-key' /var/lib/peerbloom/node.key || fail "the upgrade left node.key without sign keys"
+[[ $(grep '^public-key' /var/lib/peerbloom/node.key) == "$curve_pub" ]] || fail "the upgrade changed the CURVE key"
+[[ $(stat -c '%U %a' /var/lib/peerbloom/node.key) == "peerbloom 600" ]] ||
+  fail "node.key after the upgrade: $(stat -c '%U %a' /var/lib/peerbloom/node.key)"
+
 if command -v systemd-analyze >/dev/null; then
   out=$(systemd-analyze verify "$unit" 2>&1) || fail "systemd-analyze verify $unit: $out"
   [[ -z $out ]] || fail "systemd-analyze verify $unit: $out"
