@@ -3,14 +3,18 @@
 // seen set and flooding bounded only by the hop limit. Prints one row per topology and size.
 // Exits non-zero if a reachable node missed a broadcast or delivered one twice.
 // Usage: relay_sim_bench [MAX_NODES [BROADCASTS]]   (defaults: 10000, 20)
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "bench/relay_sim.h"
 
 namespace {
 
+using peerbloom::SeenSet;
 using peerbloom::relay_sim::Config;
 using peerbloom::relay_sim::Result;
 using peerbloom::relay_sim::Simulator;
@@ -51,6 +55,29 @@ bool Row(Topology t, size_t nodes, size_t broadcasts, double failed, double loss
 
 }  // namespace
 
+// What keeping the seen set across a restart costs the loop (docs/relay.md, "Replays across a
+// restart"): SeenSet::Save of `entries` ids spread over `origins` origins (consecutive ids per
+// origin, as one run of an origin sends them), median of 5.
+void SeenSaveRow(size_t entries, size_t origins) {
+  SeenSet seen(uint64_t{1} << 40, entries + 1);
+  for (size_t i = 0; i < entries; ++i) {
+    (void)seen.Insert("origin-" + std::to_string(i % origins), (uint64_t{1} << 40) + i / origins,
+                      0);
+  }
+  std::vector<double> ms;
+  size_t ranges = 0;
+  for (int rep = 0; rep < 5; ++rep) {
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<SeenSet::SavedOrigin> saved = seen.Save();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+    ranges = 0;
+    for (const SeenSet::SavedOrigin& o : saved) ranges += o.ranges.size();
+  }
+  std::sort(ms.begin(), ms.end());
+  std::printf("%10zu %8zu %8zu %10.2f\n", entries, origins, ranges, ms[ms.size() / 2]);
+}
+
 int main(int argc, char** argv) {
   const size_t max_nodes = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 10000;
   const size_t broadcasts = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20;
@@ -74,6 +101,11 @@ int main(int argc, char** argv) {
       "flooding bounded by the hop limit only; fp-rate: visited-filter false hits per probe; "
       "fp-lost: deliveries the filter's false positives cost when it floods alone without "
       "repair (sum over broadcasts)\n");
+  std::printf("\nseen set kept across a restart: SeenSet::Save (median of 5)\n");
+  std::printf("%10s %8s %8s %10s\n", "ids", "origins", "ranges", "save ms");
+  for (size_t entries : {size_t{10000}, size_t{100000}, size_t{1} << 20}) {
+    for (size_t origins : {size_t{1}, size_t{32}}) SeenSaveRow(entries, origins);
+  }
   if (!ok)
     std::fprintf(stderr, "relay_sim_bench: a reachable node missed or repeated a delivery\n");
   return ok ? 0 : 1;

@@ -229,16 +229,22 @@ void RelayService::Poll(const GossipEngine& engine, Transport* transport, int64_
     node_->OnTick(now_ms);
     next_tick_ms_ = now_ms + (node_->Idle() ? kIdleTickMs : kTickMs);
   }
-  const uint64_t purges_before = purges_;
   TakeDeliveries();
-  // A purge's action runs only once its id is on disk: a replay after a restart is stale.
-  if (seen_dir_ != nullptr && node_->seen().changes() != seen_saved_changes_ &&
-      (purges_ != purges_before || now_ms >= next_seen_save_ms_)) {
+  // A purge's action runs only once its id is on disk, so that a replay after a restart is
+  // stale. Saves for purges are at least kSeenGapMs apart: a purge flood costs the loop one
+  // save per gap, not one per purge. A failed save (counted, logged) holds nothing back.
+  if ((!purges_unsaved_.empty() && now_ms >= last_seen_save_ms_ + kSeenGapMs) ||
+      (SeenUnsaved() && now_ms >= next_seen_save_ms_)) {
     (void)SaveSeen();
+    last_seen_save_ms_ = now_ms;
     next_seen_save_ms_ = now_ms + kSeenSaveMs;
   }
   RunPurges(now_ms);
   Send(transport, now_ms);
+}
+
+bool RelayService::SeenUnsaved() const {
+  return seen_dir_ != nullptr && node_->seen().changes() != seen_saved_changes_;
 }
 
 Status RelayService::KeepSeenIn(const DataDir* dir) {
@@ -263,6 +269,9 @@ Status RelayService::SaveSeen() {
   if (seen_dir_ == nullptr) return Status::Ok();
   const uint64_t changes = node_->seen().changes();
   const Status s = seen_dir_->WriteFile(kRelaySeenFile, EncodeRelaySeen(node_->seen().Save()));
+  // Every purge delivered so far is covered by this save (or let through by its failure).
+  for (RelayReceived& r : purges_unsaved_) purges_pending_.push_back(std::move(r));
+  purges_unsaved_.clear();
   if (!s.ok()) {
     ++seen_save_errors_;
     spdlog::warn("relay: cannot save the seen messages: {}", s.message());
@@ -342,6 +351,9 @@ Status RelayService::LocalPurgeResult(uint64_t ticket, bool* done, Json* result)
 int64_t RelayService::NextDeadline(int64_t now_ms) const {
   int64_t deadline = std::min(next_tick_ms_, next_refresh_ms_);
   if (!purges_pending_.empty()) deadline = now_ms;
+  if (!purges_unsaved_.empty()) {
+    deadline = std::min(deadline, std::max(now_ms, last_seen_save_ms_ + kSeenGapMs));
+  }
   // The runner does not wake the loop: look for finished actions now and then.
   if (purge_runner_ && purge_runner_->pending() > 0) {
     deadline = std::min(deadline, now_ms + kPurgeCheckMs);
@@ -387,7 +399,7 @@ void RelayService::TakeDeliveries() {
     }
     if (r.kind == RelayPayloadKind::kPurge) {
       ++purges_;
-      if (purge_handler_) purges_pending_.push_back(r);
+      if (purge_handler_) (seen_dir_ != nullptr ? purges_unsaved_ : purges_pending_).push_back(r);
     }
     kept_bytes_ += r.body.size();
     kept_.push_back(std::move(r));

@@ -124,12 +124,16 @@ class RelayService {
   // Writes them now (at stop). Errors are counted and logged.
   Status SaveSeen();
   static constexpr int64_t kSeenSaveMs = 5000;
+  // Saves for delivered purges are at least this far apart.
+  static constexpr int64_t kSeenGapMs = 1000;
 
  private:
   void RefreshLinks(const GossipEngine& engine, int64_t now_ms);
   void TakeDeliveries();
   void Send(Transport* transport, int64_t now_ms);
   void RunPurges(int64_t now_ms);
+  // Whether messages were seen since relay.seen was last written (false without a data dir).
+  bool SeenUnsaved() const;
   void BroadcastPurgeResult(const nlohmann::json& result, int64_t now_ms);
 
   const Config& config_;
@@ -147,7 +151,8 @@ class RelayService {
   size_t kept_bytes_ = 0;
   uint64_t next_seq_ = 1;
   PurgeHandler purge_handler_;
-  std::vector<RelayReceived> purges_pending_;
+  std::vector<RelayReceived> purges_pending_;  // their ids on disk (or no data dir): to run
+  std::vector<RelayReceived> purges_unsaved_;  // delivered since relay.seen was last written
   std::unique_ptr<PurgeRunner> purge_runner_;
   uint64_t next_ticket_ = 1;  // local purges; ticket 0: a cluster purge
   std::set<uint64_t> local_running_;
@@ -161,6 +166,7 @@ class RelayService {
   const DataDir* seen_dir_ = nullptr;
   uint64_t seen_saved_changes_ = 0;
   int64_t next_seen_save_ms_ = 0;
+  int64_t last_seen_save_ms_ = INT64_MIN / 2;
   uint64_t seen_saves_ = 0;
   uint64_t seen_save_errors_ = 0;
   uint64_t sent_no_endpoint_ = 0;  // packets for a link membership has no endpoint for
