@@ -11,7 +11,9 @@
 //   summary_cache_sim --write-access-log=FILE --sites=S [stream flags]
 // Without --access-log the stream is synthetic Zipf, one site per proxy, regenerated for
 // each cluster size from the same seed; with it, the log's GET requests are replayed and
-// site s goes to proxy s % N. Exits 1 when a counting filter refused a remove or the
+// site s goes to proxy s % N. --interval-ms is the engines' gossip interval and the
+// publication timer (the failure timeout and anti-entropy interval keep their default ratios
+// to it). Exits 1 when a counting filter refused a remove or the
 // counts do not add up: those are bugs, never tolerated.
 #include <cstdio>
 #include <cstdlib>

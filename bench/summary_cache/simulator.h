@@ -38,9 +38,11 @@ struct SimOptions {
   size_t cache_objects = 20000;  // Default: 20000 objects per proxy.
   double target_fpr = 0.01;      // Default: 0.01, the daemon's target_fpr.
   Profile profile = Profile::kBalanced;
-  int64_t gossip_interval_ms = 1000;  // Default: the daemon's 1000.
-  double publish_threshold = 0.05;    // Default: the daemon's 0.05.
-  int64_t latency_ms = 2;             // Default: 2 ms one way between daemons.
+  // Default: the daemon's 1000. The engines' gossip interval and the publication policy's
+  // timer; the failure timeout and anti-entropy interval scale with it (see Gossip below).
+  int64_t gossip_interval_ms = 1000;
+  double publish_threshold = 0.05;  // Default: the daemon's 0.05.
+  int64_t latency_ms = 2;           // Default: 2 ms one way between daemons.
   double warmup = 0.1;  // Default: 0.1. Share of the stream served before counting starts.
   uint64_t seed = 1;
 };
@@ -82,7 +84,10 @@ struct SimResult {
 class SummaryCacheSim {
  public:
   SummaryCacheSim(const SimOptions& options, const ObjectTable* objects)
-      : o_(options), objects_(objects), rng_(options.seed), cluster_(Net(options)) {
+      : o_(options),
+        objects_(objects),
+        rng_(options.seed),
+        cluster_(Net(options), Gossip(options)) {
     if (o_.nodes < 2 || o_.nodes > 64) std::abort();
     Geometry g;
     if (!ChooseGeometry(o_.profile, o_.cache_objects, o_.target_fpr, &g).ok()) std::abort();
@@ -154,6 +159,19 @@ class SummaryCacheSim {
   }
 
  private:
+  // The engines run at the simulated interval, as a daemon with gossip_interval set to it:
+  // the failure timeout and the anti-entropy interval keep their default ratios to it (10 and
+  // 5 intervals, never below the daemon's defaults), so a slower interval is not read as
+  // failures.
+  static GossipOptions Gossip(const SimOptions& o) {
+    GossipOptions g = SimCluster::DefaultOptions();
+    g.gossip_interval_ms = o.gossip_interval_ms;
+    g.failure_timeout_ms = std::max<int64_t>(g.failure_timeout_ms, 10 * o.gossip_interval_ms);
+    g.anti_entropy_interval_ms =
+        std::max<int64_t>(g.anti_entropy_interval_ms, 5 * o.gossip_interval_ms);
+    return g;
+  }
+
   static NetOptions Net(const SimOptions& o) {
     NetOptions n;
     n.seed = o.seed;
