@@ -86,7 +86,11 @@ TEST(DiskFaults, KillNineDuringSnapshotWritesLosesNothing) {
   options.extra = "snapshot_interval = \"20ms\"\n[[feeds]]\npath = \"" + feed + "\"\n";
   ASSERT_TRUE(a->Start(options, {})) << a->log_tail();
   const std::string tmp = cluster.dir() + "/a/state.snapshot.tmp";
-  std::mt19937_64 rng(std::random_device{}());
+  // The kill times are random; the seed is printed so that a failing run can be replayed.
+  const uint64_t seed = std::random_device{}();
+  std::printf("fault_disk kill-time seed %llu\n", static_cast<unsigned long long>(seed));
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
   constexpr int kKills = 20;
   uint64_t lines = 0;
   int mid_write = 0, restored = 0;
