@@ -118,16 +118,23 @@ class AttackRelaySign : public ::testing::Test {
     return frame;
   }
 
-  // A cluster purge of `url` naming the victim as its origin.
-  static RelayData ForgedPurge(uint64_t id, const std::string& url) {
+  // A fresh broadcast of `origin` (unsigned): payload kind byte `kind` (0 a message, 1 a
+  // purge), then `body`; an empty visited filter.
+  static RelayData Data(const std::string& origin, uint64_t id, char kind,
+                        const std::string& body) {
     RelayData d;
-    d.origin = "victim";
+    d.origin = origin;
     d.id = id;
     d.hop_limit = 16;
     d.filter_k = 7;
     d.filter = std::string(20, '\0');
-    d.payload = std::string(1, '\x01') + url;
+    d.payload = std::string(1, kind) + body;
     return d;
+  }
+
+  // A cluster purge of `url` naming the victim as its origin.
+  static RelayData ForgedPurge(uint64_t id, const std::string& url) {
+    return Data("victim", id, '\x01', url);
   }
 
   // Sends `frame` to `target` and waits until its relay counter `name` passes `before`.
@@ -268,13 +275,7 @@ TEST_F(AttackRelaySign, RotatedAndRevokedSignKeysApplyToBroadcastsAfterAReload) 
   // While the old key is listed, a broadcast it signed is taken (mallory only relays it);
   // after its line is removed and a and b reload, one is refused.
   auto signed_by_old_key = [&](uint64_t id, const std::string& text) {
-    RelayData d;
-    d.origin = "victim";
-    d.id = id;
-    d.hop_limit = 16;
-    d.filter_k = 7;
-    d.filter = std::string(20, '\0');
-    d.payload = std::string(1, '\0') + text;  // kind 0: a message
+    RelayData d = Data("victim", id, '\0', text);
     EXPECT_TRUE(SignRelayData(*old_signer, ClusterTag(kClusterSecret), &d).ok());
     return d;
   };
@@ -321,13 +322,7 @@ TEST_F(AttackRelaySign, APurgeWhoseUrlIsNotUtf8EndsNoNode) {
       },
       kWaitDeadline))
       << a_->log_tail();
-  RelayData purge;
-  purge.origin = "mallory";
-  purge.id = uint64_t{1} << 61;
-  purge.hop_limit = 16;
-  purge.filter_k = 7;
-  purge.filter = std::string(20, '\0');
-  purge.payload = std::string(1, '\x01') + url;
+  RelayData purge = Data("mallory", uint64_t{1} << 61, '\x01', url);
   ASSERT_TRUE(SignRelayData(*mallory_signer_, ClusterTag(kClusterSecret), &purge).ok());
   zmq::socket_t s = Client(victim_);
   s.send(zmq::buffer(Frame("mallory", purge)));
@@ -364,13 +359,7 @@ TEST_F(AttackRelaySign, APurgeReplayedAfterARestartRunsNoCommandAgain) {
   const std::string url = "http://replayed.example/object";
   ASSERT_TRUE(a_->Add({url}));
   auto purge_with_id = [&](uint64_t id) {
-    RelayData purge;
-    purge.origin = "mallory";
-    purge.id = id;
-    purge.hop_limit = 16;
-    purge.filter_k = 7;
-    purge.filter = std::string(20, '\0');
-    purge.payload = std::string(1, '\x01') + url;
+    RelayData purge = Data("mallory", id, '\x01', url);
     EXPECT_TRUE(SignRelayData(*mallory_signer_, ClusterTag(kClusterSecret), &purge).ok());
     return Frame("mallory", purge);
   };
@@ -424,16 +413,10 @@ TEST_F(AttackRelaySign, LargeBroadcastsWithinTheRateStayWithinTheMemoryBounds) {
   const uint64_t delivered_before = Relay(a_, "delivered");
   zmq::socket_t s = Client(a_);
   s.set(zmq::sockopt::sndhwm, 0);
-  const std::string payload = std::string(1, '\0') + std::string(64 * 1024 - 1, 'p');
+  const std::string body(64 * 1024 - 1, 'p');  // with its kind byte: the 64 KiB cap
   const uint64_t first = uint64_t{1} << 59;
   for (int i = 0; i < kMessages; ++i) {
-    RelayData d;
-    d.origin = "mallory";
-    d.id = first + i;
-    d.hop_limit = 16;
-    d.filter_k = 7;
-    d.filter = std::string(20, '\0');
-    d.payload = payload;
+    RelayData d = Data("mallory", first + i, '\0', body);
     ASSERT_TRUE(SignRelayData(*mallory_signer_, ClusterTag(kClusterSecret), &d).ok());
     s.send(zmq::buffer(Frame("mallory", d)));
     // 800 a second: under the origin's limit of 1,000, so none is throttled.
@@ -469,13 +452,9 @@ TEST_F(AttackRelaySign, BroadcastsOfInventedOriginsAreRefusedByDefault) {
   constexpr int kEach = 20;
   for (int o = 0; o < kOrigins; ++o) {
     for (int i = 0; i < kEach; ++i) {
-      RelayData d;
-      d.origin = "invented-" + std::to_string(o);
-      d.id = uint64_t{1} << 58 | static_cast<uint64_t>(o * kEach + i);
-      d.hop_limit = 16;
-      d.filter_k = 7;
-      d.filter = std::string(20, '\0');
-      d.payload = std::string(1, '\0') + "flood";
+      const RelayData d =
+          Data("invented-" + std::to_string(o),
+               uint64_t{1} << 58 | static_cast<uint64_t>(o * kEach + i), '\0', "flood");
       s.send(zmq::buffer(Frame("mallory", d)));
     }
   }
