@@ -4,6 +4,7 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -49,6 +50,10 @@ int RunCalc(const GlobalOptions& g, const CalcArgs& a) {
     const unsigned log2 =
         SmallestLog2Bits(a.items, k, DesignFpr(a.fpr), kMinLog2Bits, kMaxLog2Bits);
     const double pow2 = std::ldexp(1.0, static_cast<int>(log2));
+    // filter_sizes = "exact": the fewest c x 2^j bits (c odd) meeting the same design rate.
+    const std::optional<FilterSize> exact = SmallestSize(a.items, k, DesignFpr(a.fpr), kMinLog2Bits,
+                                                         kMaxLog2Bits, AllSizeMultipliers());
+    const double exact_bits = exact ? static_cast<double>(exact->bits()) : pow2;
     out = {{"items", a.items},
            {"bits", m},
            {"bytes", std::ceil(m / 8)},
@@ -56,14 +61,22 @@ int RunCalc(const GlobalOptions& g, const CalcArgs& a) {
            {"fpr", FalsePositiveRate(m, a.items, k)},
            {"bits_per_item", m / a.items},
            {"pow2_log2_bits", log2},
-           {"pow2_fpr", FalsePositiveRate(pow2, a.items, k)}};
+           {"pow2_fpr", FalsePositiveRate(pow2, a.items, k)},
+           {"exact_bits", exact_bits},
+           {"exact_fpr", FalsePositiveRate(exact_bits, a.items, k)}};
     if (!g.json) {
       std::printf("m = %.0f bits (%s, %.2f bits per item)\nk = %u\nfpr = %.6g\n", m,
                   Bytes(m).c_str(), m / a.items, k, FalsePositiveRate(m, a.items, k));
       std::printf(
-          "power-of-two size (what peerbloom filters use): 2^%u = %.0f bits (%s), "
+          "power-of-two size (filter_sizes = \"power-of-two\"): 2^%u = %.0f bits (%s), "
           "fpr = %.6g\n",
           log2, pow2, Bytes(pow2).c_str(), FalsePositiveRate(pow2, a.items, k));
+      if (exact) {
+        std::printf(
+            "exact size (filter_sizes = \"exact\"): %u x 2^%u = %.0f bits (%s), fpr = %.6g\n",
+            exact->multiplier, exact->log2, exact_bits, Bytes(exact_bits).c_str(),
+            FalsePositiveRate(exact_bits, a.items, k));
+      }
     }
   } else if (has_bits && has_items && !has_fpr) {
     const unsigned k = a.k ? a.k : OptimalHashes(a.bits, a.items);

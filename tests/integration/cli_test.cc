@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "peerbloom/key_scheme.h"
+#include "peerbloom/params.h"
 #include "tests/integration/cluster_harness.h"
 
 namespace peerbloom::testing {
@@ -34,6 +35,19 @@ TEST(Cli, CalcForwardAndReverse) {
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("m = 9585059 bits (1198133 bytes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("k = 7\n"), std::string::npos) << r.out;
+  // Both size steps a node may use, each the smallest meeting 0.98 x the target.
+  EXPECT_NE(r.out.find("power-of-two size (filter_sizes = \"power-of-two\"): 2^24 = 16777216 bits"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("exact size (filter_sizes = \"exact\"): 37 x 2^18 = 9699328 bits"),
+            std::string::npos)
+      << r.out;
+  r = Cli("--json calc --items 1000000 --fpr 0.01");
+  ASSERT_EQ(r.exit_code, 0);
+  const json sizes = json::parse(r.out);
+  EXPECT_EQ(sizes["exact_bits"], 9699328.0);
+  EXPECT_LE(sizes["exact_fpr"].get<double>(), 0.0098);
+  EXPECT_GT(FalsePositiveRate(9699328.0 - 262144.0, 1e6, 7), 0.0098);  // 35 x 2^18 misses it
   r = Cli("--json calc --bits 9585059 --fpr 0.01");
   EXPECT_EQ(r.exit_code, 0);
   const json j = json::parse(r.out);
