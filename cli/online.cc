@@ -64,6 +64,13 @@ Status Connect(const GlobalOptions& g, std::unique_ptr<ControlClient>* out) {
   return Status::Ok();
 }
 
+Status CallOnce(const GlobalOptions& g, const json& request, const std::string& body, json* reply,
+                std::string* reply_body) {
+  std::unique_ptr<ControlClient> control;
+  PEERBLOOM_RETURN_IF_ERROR(Connect(g, &control));
+  return control->Call(request, body, reply, reply_body);
+}
+
 namespace {
 
 constexpr size_t kStreamBatch = 20000;
@@ -254,12 +261,9 @@ void PrintTree(const json& j, const std::string& indent) {
 }
 
 int RunSimple(const GlobalOptions& g, const json& request, const char* field, bool table = false) {
-  std::unique_ptr<ControlClient> control;
-  Status s = Connect(g, &control);
-  if (!s.ok()) return Error(s);
   json reply;
   std::string body;
-  s = control->Call(request, "", &reply, &body);
+  const Status s = CallOnce(g, request, "", &reply, &body);
   if (!s.ok()) return Error(s);
   if (g.json) {
     std::printf("%s\n", reply[field].dump(2).c_str());
@@ -273,12 +277,9 @@ int RunSimple(const GlobalOptions& g, const json& request, const char* field, bo
 }
 
 int RunPeers(const GlobalOptions& g) {
-  std::unique_ptr<ControlClient> control;
-  Status s = Connect(g, &control);
-  if (!s.ok()) return Error(s);
   json reply;
   std::string body;
-  s = control->Call({{"op", client::kOpPeers}}, "", &reply, &body);
+  const Status s = CallOnce(g, {{"op", client::kOpPeers}}, "", &reply, &body);
   if (!s.ok()) return Error(s);
   if (g.json) {
     std::printf("%s\n", reply["peers"].dump(2).c_str());
@@ -316,12 +317,9 @@ int RunSummary(const GlobalOptions& g, const std::string& node, const std::strin
 
 // The answer names the feed whose rebuild started; the read runs on in the daemon.
 int RunRebuild(const GlobalOptions& g, const json& request) {
-  std::unique_ptr<ControlClient> control;
-  Status s = Connect(g, &control);
-  if (!s.ok()) return Error(s);
   json reply;
   std::string body;
-  s = control->Call(request, "", &reply, &body);
+  const Status s = CallOnce(g, request, "", &reply, &body);
   if (!s.ok()) return Error(s);
   const std::string feed = reply.value("feed", std::string());
   if (g.json) {

@@ -45,12 +45,9 @@ int RunBroadcast(const GlobalOptions& g, const BroadcastArgs& a) {
   } else {
     payload.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   }
-  std::unique_ptr<ControlClient> control;
-  Status s = Connect(g, &control);
-  if (!s.ok()) return Error(s);
   json reply;
   std::string body;
-  s = control->Call({{"op", client::kOpBroadcast}}, payload, &reply, &body);
+  const Status s = CallOnce(g, {{"op", client::kOpBroadcast}}, payload, &reply, &body);
   if (!s.ok()) return Error(s);
   if (g.json) {
     std::printf("%s\n", reply.dump().c_str());

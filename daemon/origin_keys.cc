@@ -30,13 +30,20 @@ Status LoadSigner(const Config& config, const client::CurveKeyPair& keys, Gossip
   return Status::Ok();
 }
 
-Status LoadRing(const Config& config, const GossipOptions& o, SignKeyRing* ring) {
+using Listed = std::vector<client::AuthorizedKey>;
+
+// authorized_keys as parsed; empty when the config names none.
+Status ReadListed(const Config& config, Listed* listed) {
+  listed->clear();
+  if (config.authorized_keys.empty()) return Status::Ok();
+  return client::ReadAuthorizedKeys(config.authorized_keys, listed);
+}
+
+Status LoadRing(const Config& config, const GossipOptions& o, const Listed& listed,
+                SignKeyRing* ring) {
   if (o.signer != nullptr) {
     PEERBLOOM_RETURN_IF_ERROR(ring->Add(config.node_id, o.signer->public_key()));
   }
-  if (config.authorized_keys.empty()) return Status::Ok();
-  std::vector<client::AuthorizedKey> listed;
-  PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config.authorized_keys, &listed));
   for (const client::AuthorizedKey& key : listed) {
     if (key.sign_key.empty()) continue;
     std::string raw;
@@ -50,22 +57,19 @@ Status LoadRing(const Config& config, const GossipOptions& o, SignKeyRing* ring)
   return Status::Ok();
 }
 
-// The node ids of authorized_keys none of whose lines has a sign key, sorted.
-Status UnsignedNodes(const Config& config, std::vector<std::string>* out) {
-  out->clear();
-  if (config.authorized_keys.empty()) return Status::Ok();
-  std::vector<client::AuthorizedKey> listed;
-  PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config.authorized_keys, &listed));
+// The node ids of `listed` none of whose lines has a sign key, sorted.
+std::vector<std::string> UnsignedNodes(const Listed& listed) {
   std::set<std::string> all;
   std::set<std::string> signed_ids;
   for (const client::AuthorizedKey& key : listed) {
     all.insert(key.node_id);
     if (!key.sign_key.empty()) signed_ids.insert(key.node_id);
   }
+  std::vector<std::string> out;
   for (const std::string& id : all) {
-    if (!signed_ids.contains(id)) out->push_back(id);
+    if (!signed_ids.contains(id)) out.push_back(id);
   }
-  return Status::Ok();
+  return out;
 }
 
 std::string ListSome(const std::vector<std::string>& ids) {
@@ -81,9 +85,8 @@ constexpr char kDefaultNote[] =
     "while it is upgraded, set 'require_signatures = false' (docs/security.md, \"Rollout in a "
     "running cluster\")";
 
-}  // namespace
-
-Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys) {
+// CheckSigningConfig over authorized_keys as read once by the caller.
+Status CheckSigning(const Config& config, const client::CurveKeyPair& keys, const Listed& listed) {
   if (!config.require_signatures) return Status::Ok();
   if (!config.curve) return Status::InvalidArgument("'require_signatures' needs 'curve = true'");
   const std::string note = config.require_signatures_set ? "" : kDefaultNote;
@@ -95,37 +98,43 @@ Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys
   }
   // Set by hand, the operator chose to refuse unsigned nodes (LoadOriginKeys warns). By
   // default, a cluster not ready for it would lose those nodes from who-has: refused here.
-  if (!config.require_signatures_set) {
-    std::vector<std::string> unsigned_nodes;
-    PEERBLOOM_RETURN_IF_ERROR(UnsignedNodes(config, &unsigned_nodes));
-    if (!unsigned_nodes.empty()) {
-      return Status::InvalidArgument(
-          "authorized_keys '" + config.authorized_keys + "' lists nodes without a sign key (" +
-          ListSome(unsigned_nodes) +
-          "): 'require_signatures' would refuse what they send. Give each its sign keys and "
-          "its 'sign=' line" +
-          note);
-    }
+  const std::vector<std::string> unsigned_nodes = UnsignedNodes(listed);
+  if (!config.require_signatures_set && !unsigned_nodes.empty()) {
+    return Status::InvalidArgument(
+        "authorized_keys '" + config.authorized_keys + "' lists nodes without a sign key (" +
+        ListSome(unsigned_nodes) +
+        "): 'require_signatures' would refuse what they send. Give each its sign keys and "
+        "its 'sign=' line" +
+        note);
   }
   return Status::Ok();
 }
 
+}  // namespace
+
+Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys) {
+  if (!config.require_signatures || !config.curve) return CheckSigning(config, keys, {});
+  Listed listed;
+  PEERBLOOM_RETURN_IF_ERROR(ReadListed(config, &listed));
+  return CheckSigning(config, keys, listed);
+}
+
 Status LoadOriginKeys(const Config& config, const client::CurveKeyPair& keys, GossipOptions* o) {
-  PEERBLOOM_RETURN_IF_ERROR(CheckSigningConfig(config, keys));
+  Listed listed;
+  if (config.curve) PEERBLOOM_RETURN_IF_ERROR(ReadListed(config, &listed));
+  PEERBLOOM_RETURN_IF_ERROR(CheckSigning(config, keys, listed));
   o->require_signatures = config.require_signatures;
-  if (config.require_signatures) {
-    std::vector<std::string> unsigned_nodes;
-    if (UnsignedNodes(config, &unsigned_nodes).ok() && !unsigned_nodes.empty()) {
-      spdlog::warn(
-          "authorized_keys lists nodes without a sign key ({}): with "
-          "'require_signatures' nothing they send is taken",
-          ListSome(unsigned_nodes));
-    }
-  }
   if (!config.curve) return Status::Ok();
+  if (const std::vector<std::string> unsigned_nodes = UnsignedNodes(listed);
+      config.require_signatures && !unsigned_nodes.empty()) {
+    spdlog::warn(
+        "authorized_keys lists nodes without a sign key ({}): with 'require_signatures' nothing "
+        "they send is taken",
+        ListSome(unsigned_nodes));
+  }
   PEERBLOOM_RETURN_IF_ERROR(LoadSigner(config, keys, o));
   auto ring = std::make_shared<SignKeyRing>();
-  PEERBLOOM_RETURN_IF_ERROR(LoadRing(config, *o, ring.get()));
+  PEERBLOOM_RETURN_IF_ERROR(LoadRing(config, *o, listed, ring.get()));
   spdlog::info("signed origins: {}, {} nodes with sign keys, signatures {}",
                o->signer != nullptr ? "signing" : "NOT signing", ring->size(),
                config.require_signatures ? "required" : "required of nodes with sign keys");

@@ -79,19 +79,18 @@ class AttackRelaySign : public ::testing::Test {
       ASSERT_TRUE(node->Start(o, seeds)) << node->log_tail();
       seed = victim_;
     }
-    // Each node's links to the two others are up (mallory is no gossip member: never up).
-    ASSERT_TRUE(WaitFor(
-        [&] {
-          for (Node* n : Nodes()) {
-            if (n->Stats()["relay"]["links_up"] != 2) return false;
-          }
-          return true;
-        },
-        kWaitDeadline))
-        << victim_->log_tail();
+    ASSERT_TRUE(WaitFor([&] { return RelayLinksUp(); }, kWaitDeadline)) << victim_->log_tail();
   }
 
   std::vector<Node*> Nodes() { return {victim_, a_, b_}; }
+
+  // Each node's relay links to the two others are up (mallory is no gossip member: never up).
+  bool RelayLinksUp() {
+    for (Node* n : Nodes()) {
+      if (n->Stats()["relay"]["links_up"] != 2) return false;
+    }
+    return true;
+  }
 
   // A CURVE client connected to `target` with the extra key: its link is bound to "mallory".
   zmq::socket_t Client(Node* target) {
@@ -249,15 +248,7 @@ TEST_F(AttackRelaySign, RotatedAndRevokedSignKeysApplyToBroadcastsAfterAReload) 
                          "\n";
   ASSERT_TRUE(victim_->Start(victim_options, {a_})) << victim_->log_tail();
   ASSERT_EQ(victim_->public_key(), fresh.public_key);
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        for (Node* n : Nodes()) {
-          if (n->Stats()["relay"]["links_up"] != 2) return false;
-        }
-        return true;
-      },
-      kWaitDeadline))
-      << a_->log_tail();
+  ASSERT_TRUE(WaitFor([&] { return RelayLinksUp(); }, kWaitDeadline)) << a_->log_tail();
   json reply;
   std::string body;
   ASSERT_TRUE(victim_->Call({{"op", "broadcast"}}, std::string("rotated"), &reply, &body));
@@ -313,15 +304,7 @@ TEST_F(AttackRelaySign, APurgeWhoseUrlIsNotUtf8EndsNoNode) {
   ASSERT_TRUE(a_->Start(o, {victim_})) << a_->log_tail();
   const std::string url = std::string("http://bytes.example/caf\xe9-\xff\xfe");
   ASSERT_TRUE(a_->Add({url}));
-  ASSERT_TRUE(WaitFor(
-      [&] {
-        for (Node* n : Nodes()) {
-          if (n->Stats()["relay"]["links_up"] != 2) return false;
-        }
-        return true;
-      },
-      kWaitDeadline))
-      << a_->log_tail();
+  ASSERT_TRUE(WaitFor([&] { return RelayLinksUp(); }, kWaitDeadline)) << a_->log_tail();
   RelayData purge = Data("mallory", uint64_t{1} << 61, '\x01', url);
   ASSERT_TRUE(SignRelayData(*mallory_signer_, ClusterTag(kClusterSecret), &purge).ok());
   zmq::socket_t s = Client(victim_);
