@@ -373,8 +373,9 @@ TEST(SignedOriginsUpgrade, AClusterWithoutSignKeysMovesToRequiredSignatures) {
   EXPECT_NE(a->log_tail().find("set 'require_signatures = false'"), std::string::npos)
       << a->log_tail();
 
-  // While upgrading: signatures off (the harness writes the line for unsigned keys).
-  const NodeOptions upgrading;
+  // While upgrading: signatures off, set by hand as the docs say.
+  NodeOptions upgrading;
+  upgrading.extra = "require_signatures = false\n";
   ASSERT_TRUE(a->Start(upgrading, {})) << a->log_tail();
   ASSERT_TRUE(b->Start(upgrading, {a})) << b->log_tail();
   ASSERT_TRUE(b->Add({"http://b.example/1"}));
@@ -399,6 +400,8 @@ TEST(SignedOriginsUpgrade, AClusterWithoutSignKeysMovesToRequiredSignatures) {
   EXPECT_NE(a->log_tail().find("lists nodes without a sign key ('a', 'b')"), std::string::npos)
       << a->log_tail();
   ASSERT_TRUE(a->Start(upgrading, {})) << a->log_tail();
+  ASSERT_TRUE(b->Stop());  // step 1 restarts every node: b signs from now on too
+  ASSERT_TRUE(b->Start(upgrading, {a})) << b->log_tail();
   ASSERT_TRUE(listed_at_a("http://b.example/1"));
   // Step 2: every node's sign= line in authorized_keys (from the key files themselves).
   std::string lines;
@@ -409,6 +412,13 @@ TEST(SignedOriginsUpgrade, AClusterWithoutSignKeysMovesToRequiredSignatures) {
     lines += r.out;
   }
   std::ofstream(cluster.dir() + "/authorized_keys") << lines;
+  for (Node* n : {a, b}) {
+    const uint64_t reloads = n->Stats().value("reloads", uint64_t{0});
+    ASSERT_TRUE(n->Reload(upgrading, n == a ? std::vector<Node*>{} : std::vector<Node*>{a}));
+    ASSERT_TRUE(
+        WaitFor([&] { return n->Stats().value("reloads", uint64_t{0}) > reloads; }, kWaitDeadline));
+  }
+  ASSERT_TRUE(listed_at_a("http://b.example/1"));
   // Step 3: the line removed, the default: signatures required.
   for (Node* n : {a, b}) {
     ASSERT_TRUE(n->Stop());
