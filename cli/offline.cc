@@ -73,7 +73,8 @@ int RunCalc(const GlobalOptions& g, const CalcArgs& a) {
           log2, pow2, Bytes(pow2).c_str(), FalsePositiveRate(pow2, a.items, k));
       if (exact) {
         std::printf(
-            "exact size (filter_sizes = \"exact\"): %u x 2^%u = %.0f bits (%s), fpr = %.6g\n",
+            "exact size (filter_sizes = \"exact\", the default): %u x 2^%u = %.0f bits (%s), fpr = "
+            "%.6g\n",
             exact->multiplier, exact->log2, exact_bits, Bytes(exact_bits).c_str(),
             FalsePositiveRate(exact_bits, a.items, k));
       }

@@ -80,9 +80,12 @@ struct Config {
   Profile profile = Profile::kBalanced;
   // Default: 0.01. Local false-positive target at capacity, also the summary target.
   double target_fpr = 0.01;
-  // Default: kPowerOfTwo. kExact sizes the counting filter at c x 2^j counters (c odd), so
-  // it and its summaries sit near the optimum size instead of up to 2x above it.
-  SizeSteps filter_sizes = SizeSteps::kPowerOfTwo;
+  // Default: kExact: the counting filter has c x 2^j counters (c odd), so it and its
+  // summaries sit near the optimum size instead of up to 2x above it. While the key is not
+  // set (`filter_sizes_set` false), a snapshot of the power-of-two size these settings give
+  // (the default of earlier versions) keeps its geometry.
+  SizeSteps filter_sizes = SizeSteps::kExact;
+  bool filter_sizes_set = false;
 
   // Default: 1000.
   int64_t gossip_interval_ms = 1000;

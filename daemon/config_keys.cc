@@ -131,7 +131,7 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Fraction(n, key, 0, 0.5, &p.c().target_fpr);
      }},
-    {"filter_sizes", "string", "\"power-of-two\"", "counter counts the filter may take",
+    {"filter_sizes", "string", "\"exact\"", "counter counts the filter may take",
      [](Parser& p, const N& n, std::string_view key) {
        std::string name;
        PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
@@ -139,6 +139,7 @@ constexpr KeySpec kKeys[] = {
          return p.Error(n, "'filter_sizes' must be 'power-of-two' or 'exact', got '" + name + "'");
        }
        p.c().filter_sizes = name == "exact" ? SizeSteps::kExact : SizeSteps::kPowerOfTwo;
+       p.c().filter_sizes_set = true;
        return Status::Ok();
      }},
     // Gossip.

@@ -105,31 +105,43 @@ Status Daemon::LoadKeys(std::map<std::string, std::string>* authorized,
   return LoadAllowList(config_, authorized, listed);
 }
 
-// A snapshot whose geometry is the one the sizing rule before the design margin gave for this
-// node's settings was written by an earlier version with the same settings, not under other
-// settings: its content is kept, in its geometry.
-bool Daemon::PredatesDesignMargin(const Geometry& snapshot_geometry) const {
-  Geometry legacy;
-  return ChooseLegacyGeometry(config_.profile, config_.capacity, config_.target_fpr, &legacy,
-                              config_.filter_sizes)
-             .ok() &&
-         legacy == snapshot_geometry;
+// A snapshot whose geometry is the one an earlier version gave this node's settings was
+// written by that version with the same settings, not under other settings: its content is
+// kept, in its geometry. Earlier versions sized without the design margin, and, while
+// filter_sizes is not set, at power-of-two sizes (their default).
+std::string Daemon::KeptGeometryReason(const Geometry& g) const {
+  const auto gives = [&](bool legacy_rule, SizeSteps steps) {
+    Geometry c;
+    const Status s =
+        legacy_rule
+            ? ChooseLegacyGeometry(config_.profile, config_.capacity, config_.target_fpr, &c, steps)
+            : ChooseGeometry(config_.profile, config_.capacity, config_.target_fpr, &c, steps);
+    return s.ok() && c == g;
+  };
+  if (gives(true, config_.filter_sizes)) {
+    return "that versions before the 2 % design margin chose for these settings";
+  }
+  if (!config_.filter_sizes_set &&
+      (gives(false, SizeSteps::kPowerOfTwo) || gives(true, SizeSteps::kPowerOfTwo))) {
+    return "of power-of-two size that versions before exact sizes chose for these settings "
+           "(filter_sizes is not set)";
+  }
+  return "";
 }
 
 // Keeps the snapshot's pre-margin geometry: the store's filter takes it before anything reads
 // the filter (the summary builder, the gossip engine, the stats and lookups are built after
 // the restore). The cluster's summary bounds stay those of the current rule, which are never
 // smaller (ChooseLegacyGeometry), so peers of either version accept this node's summaries.
-Status Daemon::KeepSnapshotGeometry(const Geometry& g) {
+Status Daemon::KeepSnapshotGeometry(const Geometry& g, const std::string& reason) {
   const Geometry now = store_->geometry();
   PEERBLOOM_RETURN_IF_ERROR(store_->UseGeometry(g));
   snapshot_stats_.legacy_geometry = true;
   spdlog::warn(
       "snapshot '{}' has the filter geometry k={} log2_counters={} size_multiplier={} ({} "
-      "counters) that versions before the 2 % design margin chose for these settings; keeping it "
-      "(this version sizes {} counters) until the snapshot is moved aside or capacity, profile, "
-      "target_fpr or filter_sizes change",
-      snapshot_path_, g.k, g.log2_counters, g.multiplier, g.counters(), now.counters());
+      "counters) {}; keeping it (this version sizes {} counters) until the snapshot is moved "
+      "aside or capacity, profile, target_fpr or filter_sizes change",
+      snapshot_path_, g.k, g.log2_counters, g.multiplier, g.counters(), reason, now.counters());
   return Status::Ok();
 }
 
@@ -146,7 +158,8 @@ Status Daemon::RestoreSnapshot(uint64_t* epoch) {
   if (snap.node_id != config_.node_id) why = "node id '" + snap.node_id + "'";
   if (snap.key_scheme != config_.key_scheme) why = "another key scheme";
   if (snap.index_key_fingerprint != store_->IndexKeyFingerprint()) why = "another cluster_secret";
-  if (!same_geometry && !PredatesDesignMargin(geometry)) {
+  const std::string kept = same_geometry ? "" : KeptGeometryReason(geometry);
+  if (!same_geometry && kept.empty()) {
     why =
         "another filter geometry (capacity, profile, target_fpr, filter_sizes or the version's "
         "sizing rule changed)";
@@ -155,7 +168,7 @@ Status Daemon::RestoreSnapshot(uint64_t* epoch) {
     return Status::InvalidArgument("snapshot '" + snapshot_path_ + "' was written with " + why +
                                    aside);
   }
-  if (!same_geometry) PEERBLOOM_RETURN_IF_ERROR(KeepSnapshotGeometry(geometry));
+  if (!same_geometry) PEERBLOOM_RETURN_IF_ERROR(KeepSnapshotGeometry(geometry, kept));
   s = store_->mutable_filter()->Restore(snap.cells, snap.items, snap.saturation_events,
                                         snap.refused_removes);
   if (!s.ok()) return Status::Corruption(s.message() + aside);

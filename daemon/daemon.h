@@ -91,11 +91,11 @@ class Daemon {
   // The allow-list: key -> node id for the transport, nodes for the gossip engine.
   Status LoadKeys(std::map<std::string, std::string>* authorized, std::vector<ListedNode>* listed);
   Status RestoreSnapshot(uint64_t* epoch);
-  // Whether `snapshot_geometry` is what ChooseLegacyGeometry gives for the configured
-  // capacity, profile, target_fpr and filter_sizes.
-  bool PredatesDesignMargin(const Geometry& snapshot_geometry) const;
+  // Why a snapshot of `g`, not the geometry this version sizes for these settings, is still
+  // this node's ("" when it is not): an earlier version's sizing rule or default gave `g`.
+  std::string KeptGeometryReason(const Geometry& g) const;
   // Gives the store's (still empty) filter the snapshot's geometry `g`, counts and logs it.
-  Status KeepSnapshotGeometry(const Geometry& g);
+  Status KeepSnapshotGeometry(const Geometry& g, const std::string& reason);
   Status StartGossip(uint64_t epoch);
   Status StartRelay();
   void WireControl();

@@ -269,9 +269,13 @@ TEST(Config, ImpossibleGeometryIsRefused) {
 TEST(Config, FilterSizes) {
   Config c;
   ASSERT_TRUE(Parse(kMinimal, &c).ok());
+  EXPECT_EQ(c.filter_sizes, SizeSteps::kExact);
+  EXPECT_FALSE(c.filter_sizes_set);
+  ASSERT_TRUE(Parse(std::string(kMinimal) + "filter_sizes = \"power-of-two\"\n", &c).ok());
   EXPECT_EQ(c.filter_sizes, SizeSteps::kPowerOfTwo);
   ASSERT_TRUE(Parse(std::string(kMinimal) + "filter_sizes = \"exact\"\n", &c).ok());
   EXPECT_EQ(c.filter_sizes, SizeSteps::kExact);
+  EXPECT_TRUE(c.filter_sizes_set);
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "filter_sizes = \"odd\"\n"),
             "t.toml:4: 'filter_sizes' must be 'power-of-two' or 'exact', got 'odd'");
 }

@@ -27,6 +27,31 @@ constexpr int kKeys = 500;
 
 std::string Url(int n) { return "http://upgrade.example/" + std::to_string(n); }
 
+// Writes to `path` the snapshot a node of `config` holding kKeys keys would leave, in `g`.
+SnapshotState WriteSnapshotOf(const Config& config, const Geometry& g, const std::string& path) {
+  std::unique_ptr<LocalStore> store;
+  EXPECT_TRUE(LocalStore::Create(StoreOptionsOf(config), &store).ok());
+  EXPECT_TRUE(store->UseGeometry(g).ok());
+  for (int n = 0; n < kKeys; ++n) store->Add(store->encoder()->FromUrl(Url(n)));
+  const CountingBloomFilter& f = store->filter();
+  SnapshotState s;
+  s.node_id = config.node_id;
+  s.epoch = 1000;
+  s.version = 7;
+  s.k = f.k();
+  s.log2_counters = f.log2_counters();
+  s.size_multiplier = f.multiplier();
+  s.key_scheme = config.key_scheme;
+  s.index_key_fingerprint = store->IndexKeyFingerprint();
+  s.items = f.items();
+  s.saturation_events = f.saturation_events();
+  s.adds = store->stats().adds;
+  s.written_unix_ms = 1000;
+  s.cells.assign(f.raw_cells());
+  EXPECT_TRUE(WriteSnapshot(path, s).ok());
+  return s;
+}
+
 // Settings whose geometry the design margin changed (balanced profile, k = 2, at 1 %).
 struct UpgradeCase {
   const char* filter_sizes;
@@ -67,30 +92,7 @@ class SnapshotUpgrade : public ::testing::TestWithParam<UpgradeCase> {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  // Writes the snapshot a node of these settings holding kKeys keys would leave, in `g`.
-  SnapshotState WriteSnapshotIn(const Geometry& g) {
-    std::unique_ptr<LocalStore> store;
-    EXPECT_TRUE(LocalStore::Create(StoreOptionsOf(config_), &store).ok());
-    EXPECT_TRUE(store->UseGeometry(g).ok());
-    for (int n = 0; n < kKeys; ++n) store->Add(store->encoder()->FromUrl(Url(n)));
-    const CountingBloomFilter& f = store->filter();
-    SnapshotState s;
-    s.node_id = config_.node_id;
-    s.epoch = 1000;
-    s.version = 7;
-    s.k = f.k();
-    s.log2_counters = f.log2_counters();
-    s.size_multiplier = f.multiplier();
-    s.key_scheme = config_.key_scheme;
-    s.index_key_fingerprint = store->IndexKeyFingerprint();
-    s.items = f.items();
-    s.saturation_events = f.saturation_events();
-    s.adds = store->stats().adds;
-    s.written_unix_ms = 1000;
-    s.cells.assign(f.raw_cells());
-    EXPECT_TRUE(WriteSnapshot(path_, s).ok());
-    return s;
-  }
+  SnapshotState WriteSnapshotIn(const Geometry& g) { return WriteSnapshotOf(config_, g, path_); }
 
   json Ask(Daemon* d, const json& request, const std::string& body, std::string* reply_body) {
     return AskDaemon(&context_, config_.control, d, request, body, reply_body);
@@ -195,6 +197,101 @@ TEST_P(SnapshotUpgrade, TheCurrentRulesSnapshotIsRestoredAsBefore) {
   EXPECT_EQ(stats["filter"]["items"], kKeys);
   EXPECT_EQ(stats["snapshot"]["restored"], true);
   EXPECT_EQ(stats["snapshot"]["legacy_geometry"], false);
+}
+
+// Exact sizes are the default for a new data dir. A snapshot an earlier version wrote at its
+// default, power-of-two sizes, for the same settings, keeps its geometry while filter_sizes is
+// not set; set to "exact", the key asks for exact sizes and such a snapshot is refused.
+class DefaultSizes : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char pattern[] = "/tmp/pbsizes.XXXXXX";
+    dir_ = ::mkdtemp(pattern);
+    path_ = dir_ + "/data/state.snapshot";
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  Config ConfigWith(const std::string& extra) const {
+    const std::string text =
+        "node_id = \"solo\"\nlisten = \"tcp://127.0.0.1:0\"\ndata_dir = \"" + dir_ +
+        "/data\"\ncurve = false\nkey_scheme = \"raw\"\ncapacity = 13700\n" + extra;
+    Config c;
+    EXPECT_TRUE(ParseConfig(text, "sizes.toml", &c).ok());
+    return c;
+  }
+
+  // The filter a daemon of `config` serves after Start: its stats, or the refusal.
+  Status StartAndRead(const Config& config, json* filter, json* snapshot) {
+    Daemon d(config, &clock_);
+    PEERBLOOM_RETURN_IF_ERROR(d.Start());
+    std::string body;
+    const json stats =
+        AskDaemon(&context_, config.control, &d, {{"op", "stats"}}, "", &body)["stats"];
+    *filter = stats["filter"];
+    *snapshot = stats["snapshot"];
+    return Status::Ok();
+  }
+
+  static Geometry Choose(const Config& c, SizeSteps steps, bool legacy) {
+    Geometry g;
+    const Status s = legacy ? ChooseLegacyGeometry(c.profile, c.capacity, c.target_fpr, &g, steps)
+                            : ChooseGeometry(c.profile, c.capacity, c.target_fpr, &g, steps);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return g;
+  }
+
+  std::string dir_;
+  std::string path_;
+  FakeClock clock_;
+  zmq::context_t context_{1};
+};
+
+TEST_F(DefaultSizes, ANewDataDirUsesExactSizes) {
+  const Config config = ConfigWith("");
+  EXPECT_EQ(config.filter_sizes, SizeSteps::kExact);
+  const Geometry exact = Choose(config, SizeSteps::kExact, false);
+  ASSERT_NE(exact, Choose(config, SizeSteps::kPowerOfTwo, false));
+  json filter, snapshot;
+  ASSERT_TRUE(StartAndRead(config, &filter, &snapshot).ok());
+  EXPECT_EQ(filter["counters"], exact.counters()) << filter.dump();
+  EXPECT_EQ(snapshot["restored"], false);
+}
+
+TEST_F(DefaultSizes, APowerOfTwoSnapshotKeepsItsGeometryWhileTheKeyIsUnset) {
+  const Config config = ConfigWith("");
+  {  // a first start creates the data dir as the daemon wants it
+    Daemon d(config, &clock_);
+    ASSERT_TRUE(d.Start().ok());
+  }
+  // The current rule's power-of-two size and the one before the design margin.
+  for (const bool legacy : {false, true}) {
+    const Geometry pow2 = Choose(config, SizeSteps::kPowerOfTwo, legacy);
+    SCOPED_TRACE(legacy ? "pre-margin power-of-two" : "power-of-two");
+    WriteSnapshotOf(config, pow2, path_);
+    json filter, snapshot;
+    const Status s = StartAndRead(config, &filter, &snapshot);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(filter["counters"], pow2.counters()) << filter.dump();
+    EXPECT_EQ(filter["items"], kKeys);
+    EXPECT_EQ(snapshot["restored"], true);
+    EXPECT_EQ(snapshot["legacy_geometry"], true);
+
+    // Asked for explicitly, exact sizes refuse it, unless an exact rule gives it too (c = 1).
+    const Config exact = ConfigWith("filter_sizes = \"exact\"\n");
+    const bool exact_gives = pow2 == Choose(exact, SizeSteps::kExact, false) ||
+                             pow2 == Choose(exact, SizeSteps::kExact, true);
+    const Status again = StartAndRead(exact, &filter, &snapshot);
+    EXPECT_EQ(again.IsInvalidArgument(), !exact_gives) << again.ToString();
+    if (!legacy) {
+      EXPECT_FALSE(exact_gives) << "the case must tell the two sizes apart";
+    }
+  }
+  // And a snapshot in exact sizes is restored as the current rule's, without the flag.
+  WriteSnapshotOf(config, Choose(config, SizeSteps::kExact, false), path_);
+  json filter, snapshot;
+  ASSERT_TRUE(StartAndRead(config, &filter, &snapshot).ok());
+  EXPECT_EQ(snapshot["restored"], true);
+  EXPECT_EQ(snapshot["legacy_geometry"], false);
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, SnapshotUpgrade, ::testing::ValuesIn(kCases),

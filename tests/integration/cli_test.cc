@@ -39,7 +39,7 @@ TEST(Cli, CalcForwardAndReverse) {
   EXPECT_NE(r.out.find("power-of-two size (filter_sizes = \"power-of-two\"): 2^24 = 16777216 bits"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("exact size (filter_sizes = \"exact\"): 37 x 2^18 = 9699328 bits"),
+  EXPECT_NE(r.out.find("exact size (filter_sizes = \"exact\", the default): 37 x 2^18 = 9699328 bits"),
             std::string::npos)
       << r.out;
   r = Cli("--json calc --items 1000000 --fpr 0.01");
