@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "daemon/config_parser.h"
+#include "peerbloom/client/client_config.h"
 #include "peerbloom/client/control_token.h"
 #include "peerbloom/summary.h"
 
@@ -272,8 +273,7 @@ Status Parser::Finish(const toml::table& root) {
     return At(squid_digest_line_, "'squid_digest' needs key_scheme = 'squid-md5'");
   }
   if (squid_url_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
-    return At(squid_url_line_,
-              "'squid_uri_whitespace' and 'squid_append_domain' need key_scheme = 'squid-md5'");
+    return At(squid_url_line_, client::kSquidUrlKeysNeedMd5);
   }
   for (const std::string& peer : c_->relay_links) {
     if (peer == c_->node_id) {

@@ -55,37 +55,23 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        std::string name;
        PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
-       auto scheme = ParseKeyScheme(name);
-       if (!scheme) {
-         return p.Error(n, "'key_scheme' must be 'squid-md5' or 'raw', got '" + name + "'");
-       }
-       p.c().key_scheme = *scheme;
-       return Status::Ok();
+       return p.Placed(n, client::ParseKeySchemeValue(name, &p.c().key_scheme));
      }},
     {"squid_uri_whitespace", "string", "\"strip\"", "Squid's uri_whitespace, for canonical URLs",
      [](Parser& p, const N& n, std::string_view key) {
        std::string name;
        PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
-       auto policy = ParseUriWhitespace(name);
-       if (!policy) {
-         return p.Error(n,
-                        "'squid_uri_whitespace' must be 'strip', 'allow', 'encode', 'chop' or "
-                        "'deny', got '" +
-                            name + "'");
-       }
-       p.c().squid_url.uri_whitespace = *policy;
+       PEERBLOOM_RETURN_IF_ERROR(
+           p.Placed(n, client::ParseUriWhitespaceValue(name, &p.c().squid_url)));
        p.NoteSquidUrlKey(n);
        return Status::Ok();
      }},
     {"squid_append_domain", "string", "\"\"", "Squid's append_domain, for canonical URLs",
      [](Parser& p, const N& n, std::string_view key) {
-       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().squid_url.append_domain));
-       if (!ValidateSquidUrlOptions(p.c().squid_url).ok()) {
-         return p.Error(n,
-                        "'squid_append_domain' must be a '.' followed by at most 253 letters, "
-                        "digits, '-', '.' or '_', got '" +
-                            p.c().squid_url.append_domain + "'");
-       }
+       std::string domain;
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &domain));
+       PEERBLOOM_RETURN_IF_ERROR(
+           p.Placed(n, client::ParseAppendDomainValue(domain, &p.c().squid_url)));
        p.NoteSquidUrlKey(n);
        return Status::Ok();
      }},
@@ -97,11 +83,10 @@ constexpr KeySpec kKeys[] = {
        const toml::table* table = n.as_table();
        if (table == nullptr) return p.Error(n, "'squid_peer_names' must be a table");
        for (auto&& [id, v] : *table) {
-         if (!v.is_string() || !client::IsValidSquidPeerName(*v.value<std::string>())) {
-           return p.Error(v, "'squid_peer_names." + std::string(id.str()) +
-                                 "' must be 1-64 characters of [A-Za-z0-9._-]");
-         }
-         p.c().squid_peer_names[std::string(id.str())] = *v.value<std::string>();
+         const std::string name = v.value_or(std::string());
+         PEERBLOOM_RETURN_IF_ERROR(
+             p.Placed(v, client::CheckSquidPeerNameValue(id.str(), v.is_string() ? name : "")));
+         p.c().squid_peer_names[std::string(id.str())] = name;
        }
        return Status::Ok();
      }},

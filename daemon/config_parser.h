@@ -28,6 +28,10 @@ class Parser {
   Status Error(const toml::node& node, const std::string& what) const {
     return At(node.source().begin.line, what);
   }
+  // `s`, its message placed at `node`'s line.
+  Status Placed(const toml::node& node, const Status& s) const {
+    return s.ok() ? s : Error(node, s.message());
+  }
   Status At(uint32_t line, const std::string& what) const {
     return Status::InvalidArgument(path_ + ":" + std::to_string(line) + ": " + what);
   }

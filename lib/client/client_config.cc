@@ -36,6 +36,10 @@ class Reader {
   Status Error(const toml::node& node, const std::string& what) const {
     return At(node.source().begin.line, what);
   }
+  // `s`, its message placed at `node`'s line.
+  Status Placed(const toml::node& node, const Status& s) const {
+    return s.ok() ? s : Error(node, s.message());
+  }
   uint32_t LineOf(const toml::table& root, std::string_view key) const {
     const toml::node* n = root.get(key);
     return n == nullptr ? 1 : n->source().begin.line;
@@ -69,12 +73,10 @@ Status Reader::PeerNames(const toml::node& n) {
   const toml::table* table = n.as_table();
   if (table == nullptr) return Error(n, "'squid_peer_names' must be a table");
   for (auto&& [id, v] : *table) {
-    const std::optional<std::string> name = v.value<std::string>();
-    if (!v.is_string() || !IsValidSquidPeerName(*name)) {
-      return Error(v, "'squid_peer_names." + std::string(id.str()) +
-                          "' must be 1-64 characters of [A-Za-z0-9._-]");
-    }
-    c_->squid_peer_names[std::string(id.str())] = *name;
+    const std::string name = v.value_or(std::string());
+    const Status s = CheckSquidPeerNameValue(id.str(), v.is_string() ? name : "");
+    if (!s.ok()) return Error(v, s.message());
+    c_->squid_peer_names[std::string(id.str())] = name;
   }
   return Status::Ok();
 }
@@ -92,33 +94,17 @@ Status Reader::Key(std::string_view key, const toml::node& n) {
     if (data_dir_.empty()) return Error(n, "'data_dir' must not be empty");
     return Status::Ok();
   }
+  std::string value;
   if (key == kKeyKeyScheme) {
-    std::string name;
-    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &name));
-    const auto scheme = ParseKeyScheme(name);
-    if (!scheme) return Error(n, "'key_scheme' must be 'squid-md5' or 'raw', got '" + name + "'");
-    c_->key_scheme = *scheme;
-    return Status::Ok();
+    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &value));
+    return Placed(n, ParseKeySchemeValue(value, &c_->key_scheme));
   }
   if (key == kKeySquidUriWhitespace) {
-    std::string name;
-    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &name));
-    const auto policy = ParseUriWhitespace(name);
-    if (!policy) {
-      return Error(n,
-                   "'squid_uri_whitespace' must be 'strip', 'allow', 'encode', 'chop' or "
-                   "'deny', got '" +
-                       name + "'");
-    }
-    c_->squid_url.uri_whitespace = *policy;
+    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &value));
+    PEERBLOOM_RETURN_IF_ERROR(Placed(n, ParseUriWhitespaceValue(value, &c_->squid_url)));
   } else if (key == kKeySquidAppendDomain) {
-    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &c_->squid_url.append_domain));
-    if (!ValidateSquidUrlOptions(c_->squid_url).ok()) {
-      return Error(n,
-                   "'squid_append_domain' must be a '.' followed by at most 253 letters, "
-                   "digits, '-', '.' or '_', got '" +
-                       c_->squid_url.append_domain + "'");
-    }
+    PEERBLOOM_RETURN_IF_ERROR(String(n, key, &value));
+    PEERBLOOM_RETURN_IF_ERROR(Placed(n, ParseAppendDomainValue(value, &c_->squid_url)));
   } else if (key == kKeySquidPeerNames) {
     return PeerNames(n);
   } else {
@@ -148,8 +134,7 @@ Status Reader::Finish(const toml::table& root) {
     c_->who_has_socket = DefaultWhoHasSocket(data_dir_);
   }
   if (squid_url_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
-    return At(squid_url_line_,
-              "'squid_uri_whitespace' and 'squid_append_domain' need key_scheme = 'squid-md5'");
+    return At(squid_url_line_, kSquidUrlKeysNeedMd5);
   }
   return Status::Ok();
 }
@@ -162,6 +147,46 @@ Status ClusterSecret(const ClientConfig& config, std::string* secret) {
     return Status::Ok();
   }
   return ReadSecretFile("cluster_secret_file", config.cluster_secret_file, secret);
+}
+
+Status ParseKeySchemeValue(std::string_view name, KeyScheme* out) {
+  const auto scheme = ParseKeyScheme(name);
+  if (!scheme) {
+    return Status::InvalidArgument("'key_scheme' must be 'squid-md5' or 'raw', got '" +
+                                   std::string(name) + "'");
+  }
+  *out = *scheme;
+  return Status::Ok();
+}
+
+Status ParseUriWhitespaceValue(std::string_view name, SquidUrlOptions* out) {
+  const auto policy = ParseUriWhitespace(name);
+  if (!policy) {
+    return Status::InvalidArgument(
+        "'squid_uri_whitespace' must be 'strip', 'allow', 'encode', 'chop' or 'deny', got '" +
+        std::string(name) + "'");
+  }
+  out->uri_whitespace = *policy;
+  return Status::Ok();
+}
+
+Status ParseAppendDomainValue(std::string_view domain, SquidUrlOptions* out) {
+  SquidUrlOptions o = *out;
+  o.append_domain = std::string(domain);
+  if (!ValidateSquidUrlOptions(o).ok()) {
+    return Status::InvalidArgument(
+        "'squid_append_domain' must be a '.' followed by at most 253 letters, digits, '-', '.' "
+        "or '_', got '" +
+        o.append_domain + "'");
+  }
+  *out = std::move(o);
+  return Status::Ok();
+}
+
+Status CheckSquidPeerNameValue(std::string_view id, std::string_view name) {
+  if (IsValidSquidPeerName(name)) return Status::Ok();
+  return Status::InvalidArgument("'squid_peer_names." + std::string(id) +
+                                 "' must be 1-64 characters of [A-Za-z0-9._-]");
 }
 
 bool IsValidSquidPeerName(std::string_view name) {

@@ -71,6 +71,18 @@ Status ClusterSecret(const ClientConfig& config, std::string* secret);
 // [A-Za-z0-9._-]. Both config readers use it for `squid_peer_names`.
 bool IsValidSquidPeerName(std::string_view name);
 
+// The rules of the client's keys that peerbloomd's config reader applies too, in one place:
+// each takes the key's string value and returns InvalidArgument with the message both
+// readers print after "FILE:LINE: ".
+Status ParseKeySchemeValue(std::string_view name, KeyScheme* out);
+Status ParseUriWhitespaceValue(std::string_view name, SquidUrlOptions* out);
+Status ParseAppendDomainValue(std::string_view domain, SquidUrlOptions* out);
+// One `squid_peer_names` entry: node id `id` -> cache_peer name `name`.
+Status CheckSquidPeerNameValue(std::string_view id, std::string_view name);
+// The message for a squid_uri_whitespace or squid_append_domain key without squid-md5 keys.
+inline constexpr char kSquidUrlKeysNeedMd5[] =
+    "'squid_uri_whitespace' and 'squid_append_domain' need key_scheme = 'squid-md5'";
+
 // Reads the client's keys of a config file; `out` is unchanged on error. IOError when the
 // file cannot be read, InvalidArgument for TOML that does not parse or a value that the
 // daemon would refuse too (other keys are not looked at).
