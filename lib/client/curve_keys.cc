@@ -240,6 +240,86 @@ bool IsContactEndpoint(std::string_view endpoint) {
   return value >= 1 && value <= 65535;
 }
 
+namespace {
+
+// A line's fields, split at blanks; a field starting with '#' after the first starts the
+// comment. REQUIRES: `line` is trimmed and not empty.
+std::vector<std::string_view> Fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  while (!line.empty()) {
+    const size_t end = line.find_first_of(" \t");
+    std::string_view field = line.substr(0, end);
+    if (field.front() == '#' && !fields.empty()) break;
+    fields.push_back(field);
+    line = end == std::string_view::npos ? std::string_view() : Trim(line.substr(end));
+  }
+  return fields;
+}
+
+// The first two fields: the CURVE key and the node id it speaks for. The message has no place.
+Status KeyAndNodeId(const std::vector<std::string_view>& fields, AuthorizedKey* key) {
+  if (!IsZ85Key(fields[0])) {
+    return Status::InvalidArgument("not a 40-character Z85 public key: " +
+                                   QuoteBytes(fields[0], 60));
+  }
+  key->curve_key = std::string(fields[0]);
+  if (fields.size() < 2 || fields[1].find('=') != std::string_view::npos) {
+    return Status::InvalidArgument(
+        "the key needs the node id it speaks for: 'KEY NODE-ID' (authorized_keys format 2)");
+  }
+  if (!IsValidNodeId(fields[1])) {
+    return Status::InvalidArgument("node id must be 1-64 characters of [A-Za-z0-9._:-], got " +
+                                   QuoteBytes(fields[1], 80));
+  }
+  if (fields[1].substr(0, kImportedIdPrefix.size()) == kImportedIdPrefix) {
+    return Status::InvalidArgument("node id " + QuoteBytes(fields[1], 80) +
+                                   " uses the prefix 'squid:', reserved for imported digests");
+  }
+  key->node_id = std::string(fields[1]);
+  return Status::Ok();
+}
+
+// One NAME=VALUE field after the node id: sign= or endpoint=, each at most once.
+Status OptionField(std::string_view f, AuthorizedKey* key) {
+  const size_t eq = f.find('=');
+  if (eq == std::string_view::npos) {
+    return Status::InvalidArgument("expected 'sign=KEY' or 'endpoint=tcp://HOST:PORT', got " +
+                                   QuoteBytes(f, 80));
+  }
+  const std::string_view name = f.substr(0, eq);
+  const std::string_view value = f.substr(eq + 1);
+  if (name == "sign") {
+    if (!key->sign_key.empty()) return Status::InvalidArgument("'sign' given twice");
+    if (!IsZ85Key(value)) {
+      return Status::InvalidArgument("'sign' is not a 40-character Z85 key: " +
+                                     QuoteBytes(value, 60));
+    }
+    key->sign_key = std::string(value);
+    return Status::Ok();
+  }
+  if (name == "endpoint") {
+    if (!key->endpoint.empty()) return Status::InvalidArgument("'endpoint' given twice");
+    if (!IsContactEndpoint(value)) {
+      return Status::InvalidArgument("'endpoint' must be tcp://HOST:PORT, got " +
+                                     QuoteBytes(value, 80));
+    }
+    key->endpoint = std::string(value);
+    return Status::Ok();
+  }
+  return Status::InvalidArgument("unknown field " + QuoteBytes(name, 40) +
+                                 " (expected 'sign' or 'endpoint')");
+}
+
+// One key line (trimmed, not a comment).
+Status KeyLine(std::string_view line, AuthorizedKey* key) {
+  const std::vector<std::string_view> fields = Fields(line);
+  PEERBLOOM_RETURN_IF_ERROR(KeyAndNodeId(fields, key));
+  for (size_t i = 2; i < fields.size(); ++i) PEERBLOOM_RETURN_IF_ERROR(OptionField(fields[i], key));
+  return Status::Ok();
+}
+
+}  // namespace
+
 Status ParseAuthorizedKeys(std::string_view text, const std::string& path,
                            std::vector<AuthorizedKey>* out) {
   std::vector<AuthorizedKey> keys;
@@ -247,7 +327,7 @@ Status ParseAuthorizedKeys(std::string_view text, const std::string& path,
   size_t number = 0;
   while (!text.empty()) {
     const size_t nl = text.find('\n');
-    std::string_view line = Trim(text.substr(0, nl));
+    const std::string_view line = Trim(text.substr(0, nl));
     text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
     ++number;
     // Z85 has '#' among its characters: a line whose first word is a key is a key line.
@@ -256,67 +336,10 @@ Status ParseAuthorizedKeys(std::string_view text, const std::string& path,
       continue;
     }
     const std::string where = path + ":" + std::to_string(number) + ": ";
-    // Fields are separated by blanks; a field starting with '#' starts the comment.
-    std::vector<std::string_view> fields;
-    while (!line.empty()) {
-      const size_t end = line.find_first_of(" \t");
-      std::string_view field = line.substr(0, end);
-      if (field.front() == '#' && !fields.empty()) break;
-      fields.push_back(field);
-      line = end == std::string_view::npos ? std::string_view() : Trim(line.substr(end));
-    }
     AuthorizedKey key;
     key.line = number;
-    if (!IsZ85Key(fields[0])) {
-      return Status::InvalidArgument(
-          where + "not a 40-character Z85 public key: " + QuoteBytes(fields[0], 60));
-    }
-    key.curve_key = std::string(fields[0]);
-    if (fields.size() < 2 || fields[1].find('=') != std::string_view::npos) {
-      return Status::InvalidArgument(
-          where +
-          "the key needs the node id it speaks for: 'KEY NODE-ID' (authorized_keys "
-          "format 2)");
-    }
-    if (!IsValidNodeId(fields[1])) {
-      return Status::InvalidArgument(where +
-                                     "node id must be 1-64 characters of [A-Za-z0-9._:-], got " +
-                                     QuoteBytes(fields[1], 80));
-    }
-    if (fields[1].substr(0, kImportedIdPrefix.size()) == kImportedIdPrefix) {
-      return Status::InvalidArgument(where + "node id " + QuoteBytes(fields[1], 80) +
-                                     " uses the prefix 'squid:', reserved for imported digests");
-    }
-    key.node_id = std::string(fields[1]);
-    for (size_t i = 2; i < fields.size(); ++i) {
-      const std::string_view f = fields[i];
-      const size_t eq = f.find('=');
-      const std::string_view name = f.substr(0, eq);
-      const std::string_view value = eq == std::string_view::npos ? "" : f.substr(eq + 1);
-      if (eq == std::string_view::npos) {
-        return Status::InvalidArgument(
-            where + "expected 'sign=KEY' or 'endpoint=tcp://HOST:PORT', got " + QuoteBytes(f, 80));
-      } else if (name == "sign") {
-        if (!key.sign_key.empty()) return Status::InvalidArgument(where + "'sign' given twice");
-        if (!IsZ85Key(value)) {
-          return Status::InvalidArgument(
-              where + "'sign' is not a 40-character Z85 key: " + QuoteBytes(value, 60));
-        }
-        key.sign_key = std::string(value);
-      } else if (name == "endpoint") {
-        if (!key.endpoint.empty()) {
-          return Status::InvalidArgument(where + "'endpoint' given twice");
-        }
-        if (!IsContactEndpoint(value)) {
-          return Status::InvalidArgument(where + "'endpoint' must be tcp://HOST:PORT, got " +
-                                         QuoteBytes(value, 80));
-        }
-        key.endpoint = std::string(value);
-      } else {
-        return Status::InvalidArgument(where + "unknown field " + QuoteBytes(name, 40) +
-                                       " (expected 'sign' or 'endpoint')");
-      }
-    }
+    const Status s = KeyLine(line, &key);
+    if (!s.ok()) return Status::InvalidArgument(where + s.message());
     if (!seen.insert(key.curve_key).second) {
       return Status::InvalidArgument(where + "key " + QuoteBytes(key.curve_key, 60) +
                                      " is listed twice");
