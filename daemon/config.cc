@@ -237,12 +237,35 @@ Status Parser::Parse(const toml::table& root) {
   return Finish(root);
 }
 
+uint32_t Parser::LineOf(const toml::table& root, std::string_view key) const {
+  const toml::node* n = root.get(key);
+  return n == nullptr ? 1 : n->source().begin.line;
+}
+
+// The cross-key checks and the defaults that depend on other keys, in this order.
 Status Parser::Finish(const toml::table& root) {
   for (const char* required : {"node_id", "listen", "data_dir"}) {
     if (!root.contains(required)) {
       return At(1, "missing required key '" + std::string(required) + "'");
     }
   }
+  PEERBLOOM_RETURN_IF_ERROR(FinishEndpoints(root));
+  PEERBLOOM_RETURN_IF_ERROR(CheckCombinations(root));
+  if (c_->key_file.empty()) c_->key_file = c_->data_dir + "/node.key";
+  if (c_->log_file.empty()) c_->log_file = c_->data_dir + "/peerbloomd.log";
+  if (c_->link_heartbeat_interval_ms > 0 &&
+      c_->link_heartbeat_timeout_ms < c_->link_heartbeat_interval_ms) {
+    return At(LineOf(root, "link_heartbeat_timeout"),
+              "'link_heartbeat_timeout' must be at least 'link_heartbeat_interval'");
+  }
+  Geometry geometry;
+  Status s = ChooseGeometry(c_->profile, c_->capacity, c_->target_fpr, &geometry, c_->filter_sizes);
+  if (!s.ok()) return At(LineOf(root, "capacity"), "filter geometry: " + s.message());
+  return Status::Ok();
+}
+
+// listen and advertise; the control endpoint, its token file and the who-has socket.
+Status Parser::FinishEndpoints(const toml::table& root) {
   std::string host;
   int port = 0;
   (void)ParseTcpEndpoint(c_->listen, &host, &port);
@@ -256,24 +279,28 @@ Status Parser::Finish(const toml::table& root) {
   if (!c_->who_has_socket_set) c_->who_has_socket = c_->data_dir + "/who-has.sock";
   // Signatures ride on the CURVE keys' files: a plaintext cluster has none to require.
   if (!c_->require_signatures_set) c_->require_signatures = c_->curve;
-  const auto ctl_line = root.contains("control") ? root.get("control")->source().begin.line : 1;
   Status control = client::CheckControlEndpoint(c_->control, c_->allow_remote_control);
-  if (!control.ok()) return At(ctl_line, control.message());
+  if (!control.ok()) return At(LineOf(root, "control"), control.message());
   if (!root.contains("control_token_file")) {
     c_->control_token_file = client::DefaultControlTokenFile(c_->control, c_->data_dir);
   }
+  return Status::Ok();
+}
+
+// Keys that exclude each other or need another key's value.
+Status Parser::CheckCombinations(const toml::table& root) const {
   if (!c_->cluster_secret_file.empty() && root.contains("cluster_secret")) {
     return Error(*root.get("cluster_secret_file"),
                  "set 'cluster_secret' or 'cluster_secret_file', not both");
   }
-  if (squid_feed_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
-    return At(squid_feed_line_, "a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
-  }
-  if (squid_digest_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
-    return At(squid_digest_line_, "'squid_digest' needs key_scheme = 'squid-md5'");
-  }
-  if (squid_url_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
-    return At(squid_url_line_, client::kSquidUrlKeysNeedMd5);
+  if (c_->key_scheme != KeyScheme::kSquidMd5) {
+    if (squid_feed_line_ != 0) {
+      return At(squid_feed_line_, "a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
+    }
+    if (squid_digest_line_ != 0) {
+      return At(squid_digest_line_, "'squid_digest' needs key_scheme = 'squid-md5'");
+    }
+    if (squid_url_line_ != 0) return At(squid_url_line_, client::kSquidUrlKeysNeedMd5);
   }
   for (const std::string& peer : c_->relay_links) {
     if (peer == c_->node_id) {
@@ -285,25 +312,8 @@ Status Parser::Finish(const toml::table& root) {
                  "'purge_command' and 'purge_squid' exclude each other");
   }
   if (c_->squid_digest_max_refresh_ms < c_->squid_digest_min_refresh_ms) {
-    return At(root.contains("squid_digest_max_refresh")
-                  ? root.get("squid_digest_max_refresh")->source().begin.line
-                  : 1,
+    return At(LineOf(root, "squid_digest_max_refresh"),
               "'squid_digest_max_refresh' must be at least 'squid_digest_min_refresh'");
-  }
-  if (c_->key_file.empty()) c_->key_file = c_->data_dir + "/node.key";
-  if (c_->log_file.empty()) c_->log_file = c_->data_dir + "/peerbloomd.log";
-  if (c_->link_heartbeat_interval_ms > 0 &&
-      c_->link_heartbeat_timeout_ms < c_->link_heartbeat_interval_ms) {
-    return At(root.contains("link_heartbeat_timeout")
-                  ? root.get("link_heartbeat_timeout")->source().begin.line
-                  : 1,
-              "'link_heartbeat_timeout' must be at least 'link_heartbeat_interval'");
-  }
-  Geometry geometry;
-  Status s = ChooseGeometry(c_->profile, c_->capacity, c_->target_fpr, &geometry, c_->filter_sizes);
-  if (!s.ok()) {
-    return At(root.contains("capacity") ? root.get("capacity")->source().begin.line : 1,
-              "filter geometry: " + s.message());
   }
   return Status::Ok();
 }

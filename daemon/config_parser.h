@@ -60,6 +60,10 @@ class Parser {
 
  private:
   Status Finish(const toml::table& root);
+  Status FinishEndpoints(const toml::table& root);
+  Status CheckCombinations(const toml::table& root) const;
+  // The line of `key` in `root`, or 1 when it is absent.
+  uint32_t LineOf(const toml::table& root, std::string_view key) const;
 
   std::string path_;
   Config* c_;

@@ -293,32 +293,9 @@ Status Daemon::Start() {
   if (claimed.IsCorruption()) return claimed;
   if (!claimed.ok()) spdlog::warn("epoch {}: {}", epoch, claimed.message());
 
-  TransportOptions to;
-  to.listen = config_.listen;
-  to.curve = config_.curve;
-  to.keys = keys_;
-  to.authorized = std::move(authorized);
-  to.max_message_bytes = config_.max_message_bytes;
-  to.send_queue_limit = config_.send_queue_limit;
-  to.heartbeat_interval_ms = static_cast<int>(config_.link_heartbeat_interval_ms);
-  to.heartbeat_timeout_ms = static_cast<int>(config_.link_heartbeat_timeout_ms);
-  to.max_links = static_cast<size_t>(config_.max_links);
-  transport_ = std::make_unique<Transport>(&context_, std::move(to));
-  ApplyFaults();
   std::string bound;
-  PEERBLOOM_RETURN_IF_ERROR(transport_->Start(&bound));
-  advertise_ = config_.advertise.empty() ? bound : config_.advertise;
-  PEERBLOOM_RETURN_IF_ERROR(data_dir_->WriteFile("peer.endpoint", advertise_ + "\n"));
-
-  listener_limits_ = ListenerLimitsFor(DescriptorLimit());
-  control_ = std::make_unique<ControlServer>(&context_, config_.control, listener_limits_.control);
-  PEERBLOOM_RETURN_IF_ERROR(SecureControl());
-  PEERBLOOM_RETURN_IF_ERROR(control_->Start());
-  if (!config_.who_has_socket.empty()) {
-    who_has_socket_ = std::make_unique<WhoHasSocket>(
-        config_.who_has_socket, config_.who_has_socket_group, listener_limits_.who_has);
-    PEERBLOOM_RETURN_IF_ERROR(who_has_socket_->Start());
-  }
+  PEERBLOOM_RETURN_IF_ERROR(StartTransport(std::move(authorized), &bound));
+  PEERBLOOM_RETURN_IF_ERROR(StartLocalListeners());
   PEERBLOOM_RETURN_IF_ERROR(StartGossip(epoch));
   PEERBLOOM_RETURN_IF_ERROR(StartRelay());
   if (!config_.squid_route_log.empty()) {
@@ -340,6 +317,40 @@ Status Daemon::Start() {
       "{} on a tcp control endpoint",
       DescriptorLimit(), listener_limits_.who_has, listener_limits_.metrics,
       listener_limits_.control);
+  return Status::Ok();
+}
+
+// The peer socket, bound (its address in *bound) and advertised in peer.endpoint.
+Status Daemon::StartTransport(std::map<std::string, std::string> authorized, std::string* bound) {
+  TransportOptions to;
+  to.listen = config_.listen;
+  to.curve = config_.curve;
+  to.keys = keys_;
+  to.authorized = std::move(authorized);
+  to.max_message_bytes = config_.max_message_bytes;
+  to.send_queue_limit = config_.send_queue_limit;
+  to.heartbeat_interval_ms = static_cast<int>(config_.link_heartbeat_interval_ms);
+  to.heartbeat_timeout_ms = static_cast<int>(config_.link_heartbeat_timeout_ms);
+  to.max_links = static_cast<size_t>(config_.max_links);
+  transport_ = std::make_unique<Transport>(&context_, std::move(to));
+  ApplyFaults();
+  PEERBLOOM_RETURN_IF_ERROR(transport_->Start(bound));
+  advertise_ = config_.advertise.empty() ? *bound : config_.advertise;
+  return data_dir_->WriteFile("peer.endpoint", advertise_ + "\n");
+}
+
+// The control endpoint and the who-has socket, their connections bounded by the descriptor
+// limit.
+Status Daemon::StartLocalListeners() {
+  listener_limits_ = ListenerLimitsFor(DescriptorLimit());
+  control_ = std::make_unique<ControlServer>(&context_, config_.control, listener_limits_.control);
+  PEERBLOOM_RETURN_IF_ERROR(SecureControl());
+  PEERBLOOM_RETURN_IF_ERROR(control_->Start());
+  if (!config_.who_has_socket.empty()) {
+    who_has_socket_ = std::make_unique<WhoHasSocket>(
+        config_.who_has_socket, config_.who_has_socket_group, listener_limits_.who_has);
+    PEERBLOOM_RETURN_IF_ERROR(who_has_socket_->Start());
+  }
   return Status::Ok();
 }
 

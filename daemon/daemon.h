@@ -96,6 +96,8 @@ class Daemon {
   std::string KeptGeometryReason(const Geometry& g) const;
   // Gives the store's (still empty) filter the snapshot's geometry `g`, counts and logs it.
   Status KeepSnapshotGeometry(const Geometry& g, const std::string& reason);
+  Status StartTransport(std::map<std::string, std::string> authorized, std::string* bound);
+  Status StartLocalListeners();
   Status StartGossip(uint64_t epoch);
   Status StartRelay();
   void WireControl();
