@@ -87,6 +87,49 @@ void PrintFigures(const char* what, const BenchArgs& a, const Figures& f) {
       Percentile(f.batch_micros, 0.99), Percentile(f.batch_micros, 0.999));
 }
 
+// Batches over the control endpoint: who-has with input "url".
+Status MeasureControl(const GlobalOptions& g, const BenchArgs& a, const std::string& endpoint,
+                      const std::string& batch, Figures* figures) {
+  std::string token;
+  PEERBLOOM_RETURN_IF_ERROR(ResolveToken(g, endpoint, &token));
+  client::ControlClient control(endpoint, g.timeout_ms);
+  control.set_busy_poll_us(a.busy_poll_us);
+  control.set_token(std::move(token));
+  const nlohmann::json request = {{"op", client::kOpWhoHas}, {"input", "url"}};
+  nlohmann::json reply;
+  std::string body;
+  return Measure(
+      a, batch,
+      [&](const std::string& keys, uint64_t* claimed) {
+        PEERBLOOM_RETURN_IF_ERROR(control.Call(request, keys, &reply, &body));
+        if (claimed != nullptr) *claimed = reply.value("claimed", uint64_t{0});
+        return Status::Ok();
+      },
+      figures);
+}
+
+// Batches over the who-has socket.
+Status MeasureSocket(const GlobalOptions& g, const BenchArgs& a, const std::string& batch,
+                     Figures* figures) {
+  client::WhoHasSocketClient socket(a.who_has_socket, g.timeout_ms, a.busy_poll_us);
+  std::string answers;
+  return Measure(
+      a, batch,
+      [&](const std::string& keys, uint64_t* claimed) {
+        PEERBLOOM_RETURN_IF_ERROR(socket.Ask(keys, &answers));
+        if (claimed != nullptr) {
+          // A line that is not empty names at least one node.
+          uint64_t n = 0;
+          for (size_t i = 0; i < answers.size(); ++i) {
+            n += answers[i] != '\n' && (i == 0 || answers[i - 1] == '\n');
+          }
+          *claimed = n;
+        }
+        return Status::Ok();
+      },
+      figures);
+}
+
 int RunBench(const GlobalOptions& g, const BenchArgs& a) {
   std::string endpoint = g.control;
   if (endpoint.empty() && !g.config_path.empty()) {
@@ -99,47 +142,13 @@ int RunBench(const GlobalOptions& g, const BenchArgs& a) {
   std::string batch;
   for (int i = 0; i < a.batch_size; ++i) batch += a.prefix + std::to_string(i) + "\n";
 
-  std::string token;
-  if (Status s = ResolveToken(g, endpoint, &token); !s.ok()) return Error(s);
-  client::ControlClient control(endpoint, g.timeout_ms);
-  control.set_busy_poll_us(a.busy_poll_us);
-  control.set_token(std::move(token));
-  const nlohmann::json request = {{"op", client::kOpWhoHas}, {"input", "url"}};
-  nlohmann::json reply;
-  std::string body;
   Figures zmq_figures;
-  Status s = a.skip_control
-                 ? Status::Ok()
-                 : Measure(
-                       a, batch,
-                       [&](const std::string& keys, uint64_t* claimed) {
-                         PEERBLOOM_RETURN_IF_ERROR(control.Call(request, keys, &reply, &body));
-                         if (claimed != nullptr) *claimed = reply.value("claimed", uint64_t{0});
-                         return Status::Ok();
-                       },
-                       &zmq_figures);
-  if (!s.ok()) return Error(s);
-
+  if (!a.skip_control) {
+    if (Status s = MeasureControl(g, a, endpoint, batch, &zmq_figures); !s.ok()) return Error(s);
+  }
   Figures socket_figures;
   if (!a.who_has_socket.empty()) {
-    client::WhoHasSocketClient socket(a.who_has_socket, g.timeout_ms, a.busy_poll_us);
-    std::string answers;
-    s = Measure(
-        a, batch,
-        [&](const std::string& keys, uint64_t* claimed) {
-          PEERBLOOM_RETURN_IF_ERROR(socket.Ask(keys, &answers));
-          if (claimed != nullptr) {
-            // A line that is not empty names at least one node.
-            uint64_t n = 0;
-            for (size_t i = 0; i < answers.size(); ++i) {
-              n += answers[i] != '\n' && (i == 0 || answers[i - 1] == '\n');
-            }
-            *claimed = n;
-          }
-          return Status::Ok();
-        },
-        &socket_figures);
-    if (!s.ok()) return Error(s);
+    if (Status s = MeasureSocket(g, a, batch, &socket_figures); !s.ok()) return Error(s);
   }
 
   json out = {{"single_requests", a.single},

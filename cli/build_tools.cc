@@ -28,30 +28,37 @@ struct BuildArgs {
   KeyingArgs keying;
 };
 
-int RunBuild(const GlobalOptions& g, const BuildArgs& a) {
-  KeyScheme scheme;
+// The index hashes of the input's keys; lines that make no key are counted in *invalid.
+Status HashInput(const GlobalOptions& g, const BuildArgs& a, KeyScheme* scheme,
+                 std::vector<KeyHash>* hashes, uint64_t* invalid) {
   SipKey index_key;
   SquidUrlOptions squid_url;
-  Status s = ResolveKeying(g, a.keying, nullptr, &scheme, &index_key, &squid_url);
-  if (!s.ok()) return Error(s);
-  if (!IsValidNodeId(a.origin))
-    return Error("--origin " + QuoteBytes(a.origin) + " is not a node id");
+  PEERBLOOM_RETURN_IF_ERROR(ResolveKeying(g, a.keying, nullptr, scheme, &index_key, &squid_url));
   const IndexHasher hasher(index_key);
-  KeyMaker maker(scheme, squid_url, a.keying.keys);
+  KeyMaker maker(*scheme, squid_url, a.keying.keys);
   LineInput input("build");
-  s = input.Open(a.input);
-  if (!s.ok()) return Error(s);
-  std::vector<KeyHash> hashes;
+  PEERBLOOM_RETURN_IF_ERROR(input.Open(a.input));
   std::string line;
-  uint64_t invalid = 0;
   while (input.Next(&line)) {
     std::string_view key;
     if (!maker.Make(line, &key).ok()) {
-      ++invalid;
+      ++*invalid;
       continue;
     }
-    hashes.push_back(hasher.Hash(key));
+    hashes->push_back(hasher.Hash(key));
   }
+  return Status::Ok();
+}
+
+int RunBuild(const GlobalOptions& g, const BuildArgs& a) {
+  if (!IsValidNodeId(a.origin)) {
+    return Error("--origin " + QuoteBytes(a.origin) + " is not a node id");
+  }
+  KeyScheme scheme;
+  std::vector<KeyHash> hashes;
+  uint64_t invalid = 0;
+  Status s = HashInput(g, a, &scheme, &hashes, &invalid);
+  if (!s.ok()) return Error(s);
   const unsigned k = a.k ? a.k : HashesForFpr(a.fpr);
   const double n = static_cast<double>(std::max<size_t>(hashes.size(), 1));
   const unsigned log2 = SmallestLog2Bits(n, k, DesignFpr(a.fpr), 10, 32);

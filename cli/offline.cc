@@ -40,45 +40,50 @@ std::string Bytes(double bits) {
   return text;
 }
 
+// --items and --fpr: the optimal size, and the sizes peerbloom's filters would take.
+json SizeFor(const CalcArgs& a, bool json_out) {
+  const double m = static_cast<double>(OptimalBits(a.items, a.fpr));
+  const unsigned k = a.k ? a.k : OptimalHashes(m, a.items);
+  const unsigned log2 = SmallestLog2Bits(a.items, k, DesignFpr(a.fpr), kMinLog2Bits, kMaxLog2Bits);
+  const double pow2 = std::ldexp(1.0, static_cast<int>(log2));
+  // filter_sizes = "exact": the fewest c x 2^j bits (c odd) meeting the same design rate.
+  const std::optional<FilterSize> exact =
+      SmallestSize(a.items, k, DesignFpr(a.fpr), kMinLog2Bits, kMaxLog2Bits, AllSizeMultipliers());
+  const double exact_bits = exact ? static_cast<double>(exact->bits()) : pow2;
+  const json out = {{"items", a.items},
+                    {"bits", m},
+                    {"bytes", std::ceil(m / 8)},
+                    {"k", k},
+                    {"fpr", FalsePositiveRate(m, a.items, k)},
+                    {"bits_per_item", m / a.items},
+                    {"pow2_log2_bits", log2},
+                    {"pow2_fpr", FalsePositiveRate(pow2, a.items, k)},
+                    {"exact_bits", exact_bits},
+                    {"exact_fpr", FalsePositiveRate(exact_bits, a.items, k)}};
+  if (!json_out) {
+    std::printf("m = %.0f bits (%s, %.2f bits per item)\nk = %u\nfpr = %.6g\n", m, Bytes(m).c_str(),
+                m / a.items, k, FalsePositiveRate(m, a.items, k));
+    std::printf(
+        "power-of-two size (filter_sizes = \"power-of-two\"): 2^%u = %.0f bits (%s), "
+        "fpr = %.6g\n",
+        log2, pow2, Bytes(pow2).c_str(), FalsePositiveRate(pow2, a.items, k));
+    if (exact) {
+      std::printf(
+          "exact size (filter_sizes = \"exact\", the default): %u x 2^%u = %.0f bits (%s), fpr = "
+          "%.6g\n",
+          exact->multiplier, exact->log2, exact_bits, Bytes(exact_bits).c_str(),
+          FalsePositiveRate(exact_bits, a.items, k));
+    }
+  }
+  return out;
+}
+
 int RunCalc(const GlobalOptions& g, const CalcArgs& a) {
   const bool has_items = a.items > 0, has_fpr = a.fpr > 0, has_bits = a.bits > 0;
   if (has_fpr && !(a.fpr < 1)) return Error("--fpr must be in (0, 1)");
   json out;
   if (has_items && has_fpr && !has_bits) {
-    const double m = static_cast<double>(OptimalBits(a.items, a.fpr));
-    const unsigned k = a.k ? a.k : OptimalHashes(m, a.items);
-    const unsigned log2 =
-        SmallestLog2Bits(a.items, k, DesignFpr(a.fpr), kMinLog2Bits, kMaxLog2Bits);
-    const double pow2 = std::ldexp(1.0, static_cast<int>(log2));
-    // filter_sizes = "exact": the fewest c x 2^j bits (c odd) meeting the same design rate.
-    const std::optional<FilterSize> exact = SmallestSize(a.items, k, DesignFpr(a.fpr), kMinLog2Bits,
-                                                         kMaxLog2Bits, AllSizeMultipliers());
-    const double exact_bits = exact ? static_cast<double>(exact->bits()) : pow2;
-    out = {{"items", a.items},
-           {"bits", m},
-           {"bytes", std::ceil(m / 8)},
-           {"k", k},
-           {"fpr", FalsePositiveRate(m, a.items, k)},
-           {"bits_per_item", m / a.items},
-           {"pow2_log2_bits", log2},
-           {"pow2_fpr", FalsePositiveRate(pow2, a.items, k)},
-           {"exact_bits", exact_bits},
-           {"exact_fpr", FalsePositiveRate(exact_bits, a.items, k)}};
-    if (!g.json) {
-      std::printf("m = %.0f bits (%s, %.2f bits per item)\nk = %u\nfpr = %.6g\n", m,
-                  Bytes(m).c_str(), m / a.items, k, FalsePositiveRate(m, a.items, k));
-      std::printf(
-          "power-of-two size (filter_sizes = \"power-of-two\"): 2^%u = %.0f bits (%s), "
-          "fpr = %.6g\n",
-          log2, pow2, Bytes(pow2).c_str(), FalsePositiveRate(pow2, a.items, k));
-      if (exact) {
-        std::printf(
-            "exact size (filter_sizes = \"exact\", the default): %u x 2^%u = %.0f bits (%s), fpr = "
-            "%.6g\n",
-            exact->multiplier, exact->log2, exact_bits, Bytes(exact_bits).c_str(),
-            FalsePositiveRate(exact_bits, a.items, k));
-      }
-    }
+    out = SizeFor(a, g.json);
   } else if (has_bits && has_items && !has_fpr) {
     const unsigned k = a.k ? a.k : OptimalHashes(a.bits, a.items);
     const double f = FalsePositiveRate(a.bits, a.items, k);

@@ -111,6 +111,27 @@ Status LibraryError(httplib::Error e, const HttpRequest& req) {
   }
 }
 
+// Whether the response declares a body longer than `max` bytes. The library checks the
+// length's syntax; a declared length over the cap ends the transfer before any of the body
+// is read.
+bool DeclaresTooLarge(const httplib::Response& r, uint64_t max) {
+  const std::string length = r.get_header_value("Content-Length");
+  uint64_t declared = 0;
+  const auto parsed = std::from_chars(length.data(), length.data() + length.size(), declared);
+  return parsed.ec == std::errc::result_out_of_range ||
+         (parsed.ec == std::errc() && declared > max);
+}
+
+void Configure(const HttpGetLimits& limits, httplib::ClientImpl* client) {
+  using std::chrono::milliseconds;
+  client->set_connection_timeout(milliseconds(limits.connect_timeout_ms));
+  client->set_read_timeout(milliseconds(limits.read_timeout_ms));
+  client->set_write_timeout(milliseconds(limits.read_timeout_ms));
+  client->set_keep_alive(false);
+  client->set_follow_location(false);
+  client->set_decompress(false);
+}
+
 }  // namespace
 
 Status HttpGet(const HttpRequest& req, const HttpGetLimits& limits, const std::atomic<bool>& stop,
@@ -118,12 +139,7 @@ Status HttpGet(const HttpRequest& req, const HttpGetLimits& limits, const std::a
   using std::chrono::milliseconds;
   if (stop) return Status::IOError("fetch cancelled");
   httplib::ClientImpl client(req.host, req.port);
-  client.set_connection_timeout(milliseconds(limits.connect_timeout_ms));
-  client.set_read_timeout(milliseconds(limits.read_timeout_ms));
-  client.set_write_timeout(milliseconds(limits.read_timeout_ms));
-  client.set_keep_alive(false);
-  client.set_follow_location(false);
-  client.set_decompress(false);
+  Configure(limits, &client);
   bool body_too_large = false;
   std::string body;
   auto on_head = [&](const httplib::Response& r) {
@@ -131,17 +147,8 @@ Status HttpGet(const HttpRequest& req, const HttpGetLimits& limits, const std::a
     res->date = r.get_header_value("Date");
     res->expires = r.get_header_value("Expires");
     if (r.status != 200) return false;  // the body does not matter
-    // The library checks the length's syntax; a declared length over the cap ends the
-    // transfer before any of the body is read.
-    const std::string length = r.get_header_value("Content-Length");
-    uint64_t declared = 0;
-    const auto parsed = std::from_chars(length.data(), length.data() + length.size(), declared);
-    if (parsed.ec == std::errc::result_out_of_range ||
-        (parsed.ec == std::errc() && declared > limits.max_body_bytes)) {
-      body_too_large = true;
-      return false;
-    }
-    return true;
+    body_too_large = DeclaresTooLarge(r, limits.max_body_bytes);
+    return !body_too_large;
   };
   auto on_body = [&](const char* data, size_t n) {
     if (n > limits.max_body_bytes - body.size()) {

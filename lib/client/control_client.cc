@@ -48,46 +48,10 @@ Status ControlClient::Call(const nlohmann::json& header, std::string_view body,
                                    std::to_string(kMaxControlBodyBytes) + "' bytes");
   }
   std::string head;
+  PEERBLOOM_RETURN_IF_ERROR(EncodeHeader(header, &head));
   try {
-    if (token_.empty()) {
-      head = header.dump();
-    } else {
-      nlohmann::json with_token = header;
-      with_token[std::string(kTokenField)] = token_;
-      head = with_token.dump();
-    }
-  } catch (const nlohmann::json::type_error& e) {
-    return Status::InvalidArgument(std::string("request header cannot be encoded: ") + e.what());
-  }
-  try {
-    const auto more = body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore;
-    if (!socket_.send(zmq::buffer(head), more)) {
-      Reset();
-      return Status::IOError("cannot send to " + Quoted(endpoint_) + " (is peerbloomd running?)");
-    }
-    if (!body.empty() && !socket_.send(zmq::buffer(body.data(), body.size()))) {
-      Reset();
-      return Status::IOError("cannot send to " + Quoted(endpoint_));
-    }
-    if (busy_poll_us_ > 0) {
-      const auto until =
-          std::chrono::steady_clock::now() + std::chrono::microseconds(busy_poll_us_);
-      while (!(socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) &&
-             std::chrono::steady_clock::now() < until) {
-      }
-    }
     zmq::message_t first;
-    if (!socket_.recv(first)) {
-      Reset();
-      return Status::IOError("no answer from " + Quoted(endpoint_) + " within " +
-                             std::to_string(timeout_ms_) + " ms (is peerbloomd running?)");
-    }
-    reply_body->clear();
-    while (socket_.get(zmq::sockopt::rcvmore)) {
-      zmq::message_t part;
-      if (!socket_.recv(part)) break;
-      if (reply_body->empty()) reply_body->assign(part.data<char>(), part.size());
-    }
+    PEERBLOOM_RETURN_IF_ERROR(Exchange(head, body, &first, reply_body));
     *reply = nlohmann::json::parse(first.to_string_view());
   } catch (const zmq::error_t& e) {
     Reset();
@@ -99,6 +63,54 @@ Status ControlClient::Call(const nlohmann::json& header, std::string_view body,
   if (!reply->is_object()) return Status::Corruption("malformed reply from " + Quoted(endpoint_));
   if (!reply->value("ok", false)) {
     return Status::InvalidArgument(reply->value("error", std::string("request refused")));
+  }
+  return Status::Ok();
+}
+
+Status ControlClient::EncodeHeader(const nlohmann::json& header, std::string* head) const {
+  try {
+    if (token_.empty()) {
+      *head = header.dump();
+    } else {
+      nlohmann::json with_token = header;
+      with_token[std::string(kTokenField)] = token_;
+      *head = with_token.dump();
+    }
+  } catch (const nlohmann::json::type_error& e) {
+    return Status::InvalidArgument(std::string("request header cannot be encoded: ") + e.what());
+  }
+  return Status::Ok();
+}
+
+// Sends the request and receives the reply's frames: its header in *first, its first body
+// frame in *reply_body. Throws zmq::error_t as the socket does.
+Status ControlClient::Exchange(const std::string& head, std::string_view body,
+                               zmq::message_t* first, std::string* reply_body) {
+  const auto more = body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore;
+  if (!socket_.send(zmq::buffer(head), more)) {
+    Reset();
+    return Status::IOError("cannot send to " + Quoted(endpoint_) + " (is peerbloomd running?)");
+  }
+  if (!body.empty() && !socket_.send(zmq::buffer(body.data(), body.size()))) {
+    Reset();
+    return Status::IOError("cannot send to " + Quoted(endpoint_));
+  }
+  if (busy_poll_us_ > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(busy_poll_us_);
+    while (!(socket_.get(zmq::sockopt::events) & ZMQ_POLLIN) &&
+           std::chrono::steady_clock::now() < until) {
+    }
+  }
+  if (!socket_.recv(*first)) {
+    Reset();
+    return Status::IOError("no answer from " + Quoted(endpoint_) + " within " +
+                           std::to_string(timeout_ms_) + " ms (is peerbloomd running?)");
+  }
+  reply_body->clear();
+  while (socket_.get(zmq::sockopt::rcvmore)) {
+    zmq::message_t part;
+    if (!socket_.recv(part)) break;
+    if (reply_body->empty()) reply_body->assign(part.data<char>(), part.size());
   }
   return Status::Ok();
 }

@@ -43,6 +43,9 @@ class ControlClient {
 
  private:
   void Reset();
+  Status EncodeHeader(const nlohmann::json& header, std::string* head) const;
+  Status Exchange(const std::string& head, std::string_view body, zmq::message_t* first,
+                  std::string* reply_body);
 
   std::string endpoint_;
   std::string token_;
