@@ -61,6 +61,19 @@ wait "$log_pid"
 zipf_s=$(cat "$work/zipf.s")
 log_s=$(cat "$work/log.s")
 
+# The rate sweep: the same requests re-timed from 0.01 to 1,000 requests/s per proxy.
+rates=0.01,0.03,0.1,0.3,0.5,1,3,10,30,100,300,1000
+echo "results: rate sweep, 0.01 to 1000 requests/s per proxy, N = 4..32 (a few minutes)"
+timed "$work/rates.s" "$out/rates.tsv" "$sim" "${zipf_flags[@]}" --nodes=4,8,16,32 \
+  --rates=$rates &
+rates_pid=$!
+timed "$work/rates-log.s" "$out/rates-access-log.tsv" "$sim" --access-log="$work/access.log" \
+  --site-of=subnet --cache-objects=5000 --fpr=0.01 --seed=2 --warmup=0.98 --nodes=4,8,16,32 \
+  --rates=$rates &
+rates_log_pid=$!
+wait "$rates_pid"
+wait "$rates_log_pid"
+
 echo "results: tables and plots"
 "$py" "$root/scripts/results_report.py" "$out" "${zipf_flags[*]}" "$zipf_s" "$log_s" >>"$log" 2>&1
 echo "results: wrote $out/summary-cache.md and $(ls "$out"/*.png | wc -l) plots"

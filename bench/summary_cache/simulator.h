@@ -43,7 +43,8 @@ struct SimOptions {
   int64_t gossip_interval_ms = 1000;
   double publish_threshold = 0.05;  // Default: the daemon's 0.05.
   int64_t latency_ms = 2;           // Default: 2 ms one way between daemons.
-  double warmup = 0.1;  // Default: 0.1. Share of the stream served before counting starts.
+  double warmup = 0.1;         // Default: 0.1. Share of the stream served before counting starts.
+  size_t warmup_requests = 0;  // Default: 0, use `warmup`; else requests before counting.
   uint64_t seed = 1;
 };
 
@@ -109,7 +110,9 @@ class SummaryCacheSim {
 
   // Serves the stream; counting starts after the warm-up share.
   void Run(const std::vector<Request>& stream) {
-    const size_t warm = static_cast<size_t>(o_.warmup * static_cast<double>(stream.size()));
+    const size_t warm = o_.warmup_requests > 0
+                            ? std::min(o_.warmup_requests, stream.size())
+                            : static_cast<size_t>(o_.warmup * static_cast<double>(stream.size()));
     const size_t sample_every = std::max<size_t>(1, (stream.size() - warm) / 10);
     for (size_t i = 0; i < stream.size(); ++i) {
       if (i == warm) StartCounting();
