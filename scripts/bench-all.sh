@@ -38,4 +38,5 @@ else
   run bash bench/squid_helper_bench.sh "$build"
   run bash bench/feed_bench.sh "$build"
   run bash bench/cluster_bench.sh "$build"
+  run python3 bench/rest_cost_bench.py "$build"
 fi

@@ -66,6 +66,8 @@ step summary "$b/summary_bench"
 # GOSSIP_NODES=1000 make bench to include it (docs/gossip.md gives its figures).
 step gossip "$b/gossip_sim_bench" 100000 10000 "${GOSSIP_NODES:-300}" 0.05
 step classic_hash "$b/classic_hash_fpr_bench" --probes=1000000
+# Real daemons at rest, N = 4 to 32 (about 6 minutes, mostly waiting).
+step rest_cost "$py" "$root/bench/rest_cost_bench.py" "$build"
 
 cut -d' ' -f1 /proc/loadavg >"$raw/load-end.txt" 2>/dev/null || true
 echo "bench: report"

@@ -320,6 +320,39 @@ def parse_classic(text):
 # --- Report sections -------------------------------------------------------------------------
 
 
+def parse_rest_cost(text):
+    """rest_cost_bench's table rows: per N, frames/s and bytes/s per node (median, max)."""
+    out = []
+    for line in text.splitlines():
+        m = re.match(r"\| (\d+) \| ([\d.]+) / ([\d.]+) \| ([\d.]+) / ([\d.]+) \| ([\d.]+) \|"
+                     r" ([\d.]+) \| ([\d.]+) \| ([\d.]+) \| (yes|no) \|", line)
+        if m:
+            out.append({"nodes": int(m.group(1)), "frames": float(m.group(2)),
+                        "frames_max": float(m.group(3)), "bytes": float(m.group(4)),
+                        "bytes_max": float(m.group(5)), "digests": float(m.group(6)),
+                        "deltas": float(m.group(7)), "full": float(m.group(8)),
+                        "other": float(m.group(9)), "alive": m.group(10) == "yes"})
+    return out
+
+
+def section_rest_cost(rows_):
+    lines = ["## 8. Staying in sync at rest, real daemons", "",
+             "`bench/rest_cost_bench.py BUILD_DIR`: N peerbloomd on 127.0.0.1, default gossip "
+             "settings, CURVE on, 1,000 URLs per node, nothing changing; 40 s measured after 25 s "
+             "settled. Per node and second, median (max) over the nodes. Target: at most 2.5 "
+             "frames/s and 1 KB/s per node at every N.", "",
+             "| N | frames/s | bytes/s | digests/s | deltas/s | full/s | other/s | all alive "
+             "| met |", "|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+    for r in rows_:
+        ok = r["frames"] <= 2.5 and r["bytes"] <= 1000
+        lines.append("| %d | %.2f (%.2f) | %.0f (%.0f) | %.2f | %.2f | %.3f | %.2f | %s | %s |" % (
+            r["nodes"], r["frames"], r["frames_max"], r["bytes"], r["bytes_max"], r["digests"],
+            r["deltas"], r["full"], r["other"], "yes" if r["alive"] else "**no**", met(ok)))
+    if not rows_:
+        lines.append("no rows: rest_cost_bench printed none")
+    return lines + [""]
+
+
 def machine(raw, build_type, compiler):
     cpu = sh("lscpu | sed -n 's/^Model name: *//p' | head -1") or platform.processor()
     caches = sh("lscpu | sed -n 's/^\\(L[123][di]* cache\\): *\\(.*\\)/\\1 \\2/p' | paste -sd ';'")
@@ -902,7 +935,7 @@ def main():
     steps = [("build", "build"), ("core_ops", "filter ops"), ("who_has", "who-has"),
              ("peer_index", "peer index"), ("control", "control endpoint"), ("redis", "Redis"),
              ("summary", "summaries and sweeps"), ("gossip", "gossip"),
-             ("classic_hash", "classic hashes")]
+             ("classic_hash", "classic hashes"), ("rest_cost", "real daemons at rest")]
     lines.append("- wall time: %d s in all (install excluded): %s"
                  % (elapsed, ", ".join("%s %s s" % (label, fmt(seconds(raw, s), "%d"))
                                        for s, label in steps)))
@@ -923,6 +956,8 @@ def main():
                      lambda: section_gossip(*parse_gossip(read(raw, "gossip"))))
     lines += guarded("7. Classic string hashes",
                      lambda: section_classic(parse_classic(read(raw, "classic_hash")), out_dir))
+    lines += guarded("8. Staying in sync at rest, real daemons",
+                     lambda: section_rest_cost(parse_rest_cost(read(raw, "rest_cost"))))
     text = "\n".join(lines).rstrip() + "\n"
     with open(os.path.join(out_dir, "bench.md"), "w") as f:
         f.write(text)
