@@ -46,9 +46,9 @@ enum class Unit {
 
 // Where /metrics shows a stat: its family and the labels that tell its sample from the other
 // samples of that family. A family whose samples come from several stats declares its help
-// once as a Family (parts.h); one that a single stat makes takes that stat's help. For a group,
-// whether any of its fields is exported (then /metrics walks it) and the label its array's elements
-// give their samples.
+// once as a Family (parts.h); one that a single stat makes takes that stat's help. For a
+// group: whether any of its fields is exported (then /metrics walks it), and the label its
+// array's elements give their samples.
 struct Export {
   const char* family = nullptr;  // nullptr: not exported
   std::array<Label, 2> labels{};
