@@ -1,12 +1,13 @@
 // MetricsReport: every metric of /metrics in the Prometheus text format (version 0.0.4),
-// read from the same parts as StatsReport plus the loop's own counters (LoopMetrics).
+// rendered from the registry (daemon/registry/) that the `stats` answer renders from too,
+// plus the families only the loop counts (LoopMetrics).
 //
-// The metrics are a table {name, type, help, write}: the text is built by walking it and
-// docs/operations.md ("Metrics") is checked against MetricsReference(), so neither can name a
-// metric the other lacks. Names follow Prometheus conventions: a `peerbloom_` prefix, base
-// units (seconds, bytes, ratios), `_total` for counters, no "summary" (a Prometheus type) in a
-// name: the local summary is `published_*`, a peer's `peer_filter_*`; labels for peers, feeds,
-// digest sources, directions, message types and reasons.
+// A stat the registry exports is a sample of its family; docs/operations.md ("Metrics") is
+// checked against MetricsReference(), so neither can name a metric the other lacks. Names
+// follow Prometheus conventions: a `peerbloom_` prefix, base units (seconds, bytes, ratios),
+// `_total` for counters, no "summary" (a Prometheus type) in a name: the local summary is
+// `published_*`, a peer's `peer_filter_*`; labels for peers, feeds, digest sources,
+// directions, message types and reasons.
 //
 // Thread-safety: none (the loop's thread); the text it renders is handed to the HTTP thread.
 #ifndef PEERBLOOM_DAEMON_METRICS_REPORT_H_
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "daemon/loop_metrics.h"
+#include "daemon/registry/metric_writer.h"
 #include "daemon/stats_report.h"
 
 namespace peerbloom::daemon {
@@ -41,10 +43,9 @@ class MetricsReport {
   const LoopMetrics& loop_;
 };
 
+// Every family, in the order Render writes them. `labels` lists the label names with their
+// fixed values, as in "kind=full|delta, direction=in|out".
 std::vector<MetricDoc> MetricsReference();
-
-// A label value as the text format wants it: backslash, double quote and newline escaped.
-std::string EscapeLabelValue(std::string_view value);
 
 }  // namespace peerbloom::daemon
 

@@ -45,77 +45,6 @@ RelayOptions MakeOptions(const Config& config, const SipKey& key, uint64_t first
   return o;
 }
 
-constexpr std::array<StatEntry<RelayService>, 34> kRelay = {{
-    {"links", "configured relay links",
-     [](const RelayService& r) -> Json { return r.Stats()["links"]; }},
-    {"links_up", "relay links membership knows alive with an endpoint",
-     [](const RelayService& r) -> Json { return r.Stats()["links_up"]; }},
-    {"eager_links", "links pushing payloads (the broadcast tree here)",
-     [](const RelayService& r) -> Json { return r.Stats()["eager_links"]; }},
-    {"broadcasts", "messages this node originated",
-     [](const RelayService& r) -> Json { return r.Stats()["broadcasts"]; }},
-    {"broadcasts_refused", "broadcast requests refused (own rate, payload cap)",
-     [](const RelayService& r) -> Json { return r.Stats()["broadcasts_refused"]; }},
-    {"delivered", "messages delivered here, each once",
-     [](const RelayService& r) -> Json { return r.relay_stats().delivered; }},
-    {"duplicates", "second copies of delivered messages",
-     [](const RelayService& r) -> Json { return r.relay_stats().duplicates; }},
-    {"stale", "copies older than the seen window",
-     [](const RelayService& r) -> Json { return r.relay_stats().stale; }},
-    {"throttled", "messages dropped by per-origin flow control",
-     [](const RelayService& r) -> Json { return r.relay_stats().throttled; }},
-    {"hop_limited", "messages received at the hop limit (not forwarded)",
-     [](const RelayService& r) -> Json { return r.relay_stats().hop_limited; }},
-    {"malformed", "relay packets or frames that did not decode",
-     [](const RelayService& r) -> Json { return r.Stats()["malformed"]; }},
-    {"unknown_link", "packets from a node that is not a relay link",
-     [](const RelayService& r) -> Json { return r.relay_stats().unknown_link; }},
-    {"sender_mismatch", "frames naming another sender than the node of their link",
-     [](const RelayService& r) -> Json { return r.Stats()["sender_mismatch"]; }},
-    {"signatures_refused", "messages refused: unsigned or bad origin signature",
-     [](const RelayService& r) -> Json { return r.relay_stats().signatures_refused; }},
-    {"filter_skips", "eager pushes turned into announcements by a visited-filter hit",
-     [](const RelayService& r) -> Json { return r.relay_stats().filter_skips; }},
-    {"grafts_sent", "GRAFTs sent (repairs)",
-     [](const RelayService& r) -> Json { return r.relay_stats().grafts_sent; }},
-    {"grafts_served", "GRAFTs answered with a payload",
-     [](const RelayService& r) -> Json { return r.relay_stats().grafts_served; }},
-    {"cache_evicted", "cached messages dropped to keep within the cache's byte bounds",
-     [](const RelayService& r) -> Json { return r.relay_stats().cache_evicted; }},
-    {"ihave_dropped", "announcements not awaited: too many awaited already",
-     [](const RelayService& r) -> Json { return r.relay_stats().ihave_dropped; }},
-    {"gave_up", "announced messages never obtained",
-     [](const RelayService& r) -> Json { return r.relay_stats().gave_up; }},
-    {"prunes_sent", "PRUNEs sent",
-     [](const RelayService& r) -> Json { return r.relay_stats().prunes_sent; }},
-    {"ihave_sent", "IHAVE entries sent",
-     [](const RelayService& r) -> Json { return r.relay_stats().announcements_sent; }},
-    {"payloads_sent", "payload copies sent",
-     [](const RelayService& r) -> Json { return r.relay_stats().payloads_sent; }},
-    {"control_packets_sent", "IHAVE, GRAFT and PRUNE packets sent",
-     [](const RelayService& r) -> Json { return r.relay_stats().control_packets_sent; }},
-    {"no_endpoint", "packets for a link membership has no endpoint for",
-     [](const RelayService& r) -> Json { return r.Stats()["no_endpoint"]; }},
-    {"purges", "cluster-wide purges delivered here",
-     [](const RelayService& r) -> Json { return r.Stats()["purges"]; }},
-    {"purge_actions_pending", "purge actions (HTTP PURGE, command) queued or running",
-     [](const RelayService& r) -> Json { return r.Stats()["purge_actions_pending"]; }},
-    {"purge_actions_refused", "purge actions refused: too many under way",
-     [](const RelayService& r) -> Json { return r.Stats()["purge_actions_refused"]; }},
-    {"purge_errors", "purges whose handling failed inside the daemon (contained and logged)",
-     [](const RelayService& r) -> Json { return r.Stats()["purge_errors"]; }},
-    {"repairs_pending", "whether announcement rounds or GRAFTs are pending",
-     [](const RelayService& r) -> Json { return r.repairs_pending(); }},
-    {"last_seq", "the listen cursor of the newest delivery",
-     [](const RelayService& r) -> Json { return r.last_seq(); }},
-    {"listen_dropped", "deliveries dropped from the listen buffer (oldest first)",
-     [](const RelayService& r) -> Json { return r.Stats()["listen_dropped"]; }},
-    {"seen_saves", "times the seen messages were written to relay.seen",
-     [](const RelayService& r) -> Json { return r.Stats()["seen_saves"]; }},
-    {"seen_save_errors", "writes of relay.seen that failed (logged)",
-     [](const RelayService& r) -> Json { return r.Stats()["seen_save_errors"]; }},
-}};
-
 }  // namespace
 
 std::string_view RelayPayloadKindName(RelayPayloadKind kind) {
@@ -460,9 +389,5 @@ Json RelayService::Stats() const {
           {"seen_saves", seen_saves_},
           {"seen_save_errors", seen_save_errors_}};
 }
-
-Json RelayStatsObject(const RelayService& relay) { return StatObject<RelayService>(kRelay, relay); }
-
-std::vector<StatDoc> RelayStatsReference() { return StatDocs<RelayService>(kRelay); }
 
 }  // namespace peerbloom::daemon

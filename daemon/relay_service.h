@@ -29,7 +29,6 @@
 #include "daemon/config.h"
 #include "daemon/local_files.h"
 #include "daemon/purge_runner.h"
-#include "daemon/stat_table.h"
 #include "daemon/transport.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/relay.h"
@@ -180,10 +179,6 @@ class RelayService {
 
 // Whether the relay keys of `config` make valid RelayOptions (the config parser's check).
 Status ValidateRelayConfig(const Config& config);
-// The `stats` answer's "relay" group.
-nlohmann::json RelayStatsObject(const RelayService& relay);
-// Every name of the `stats` answer's "relay" group with its description.
-std::vector<StatDoc> RelayStatsReference();
 
 }  // namespace peerbloom::daemon
 

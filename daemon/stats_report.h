@@ -1,6 +1,7 @@
 // StatsReport: the `stats` and `peers` answers of the control protocol, every counter the
-// daemon keeps, grouped by part (docs/operations.md, "Stats and what to watch", lists them;
-// a test checks that list against StatsReference()).
+// daemon keeps, grouped by part, rendered as JSON from the registry (daemon/registry/) that
+// /metrics renders from too. docs/operations.md, "Stats and what to watch", lists them; a
+// test checks that list against StatsReference().
 //
 // Reads the daemon's parts through references it is given once they exist (after Start);
 // it owns nothing and changes nothing. Thread-safety: none (the loop's thread).
@@ -17,13 +18,15 @@
 #include "daemon/daemon_parts.h"
 #include "daemon/digest_importer.h"
 #include "daemon/metrics_server.h"
+#include "daemon/registry/registry.h"
 #include "daemon/relay_service.h"
-#include "daemon/stat_table.h"
 #include "daemon/transport.h"
 #include "daemon/who_has_socket.h"
 #include "peerbloom/gossip.h"
 
 namespace peerbloom::daemon {
+
+using registry::StatDoc;
 
 struct PublishStats {
   uint64_t full = 0;
@@ -82,7 +85,7 @@ class StatsReport {
 };
 
 // Every name of the `stats` answer with its description: the groups, their entries, and
-// the fields of the arrays (feeds[], squid_digests.sources[], squid_digests.imported[]).
+// the fields of the arrays (feeds[], squid_digests.sources[], ...). Metrics only are left out.
 std::vector<StatDoc> StatsReference();
 // Every field of a `peers` answer's entries with its description.
 std::vector<StatDoc> PeersReference();
