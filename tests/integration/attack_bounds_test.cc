@@ -13,7 +13,7 @@
 #include "peerbloom/squid_digest.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

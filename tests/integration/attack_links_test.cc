@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "peerbloom/wire.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

@@ -20,8 +20,8 @@
 #include "peerbloom/origin_sig.h"
 #include "peerbloom/relay.h"
 #include "peerbloom/wire.h"
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/relay_listen.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/relay_listen.h"
 
 namespace peerbloom::testing {
 namespace {

@@ -18,8 +18,8 @@
 #include "peerbloom/origin_sig.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
-#include "tests/integration/cli_run.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cli_run.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/params.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

@@ -2,7 +2,7 @@
 // counted in stats, and the daemon keeps answering.
 #include <gtest/gtest.h>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

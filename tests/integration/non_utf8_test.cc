@@ -18,7 +18,7 @@
 #include <sstream>
 
 #include "peerbloom/escape.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

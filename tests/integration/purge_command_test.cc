@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/cli_run.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cli_run.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

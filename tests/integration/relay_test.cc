@@ -16,9 +16,9 @@
 #include <tuple>
 #include <vector>
 
-#include "tests/integration/cli_run.h"
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/relay_listen.h"
+#include "tests/support/cli_run.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/relay_listen.h"
 
 namespace peerbloom::testing {
 namespace {

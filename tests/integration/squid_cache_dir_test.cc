@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "peerbloom/squid_store_log_state.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/squid_testbed.h"
 
 namespace peerbloom {
 namespace {

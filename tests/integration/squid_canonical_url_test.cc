@@ -26,7 +26,7 @@
 
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/squid_url.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/squid_testbed.h"
 #include "tests/unit/squid/canonical_keys_tsv.h"
 
 namespace peerbloom {

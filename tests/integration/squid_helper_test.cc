@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

@@ -11,9 +11,9 @@
 #include <map>
 #include <string>
 
-#include "tests/integration/cli_run.h"
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/cli_run.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/squid_testbed.h"
 
 namespace peerbloom::testing {
 namespace {

@@ -1,6 +1,6 @@
 // The shipped routing recipe (configs/squid/peerbloom-routing.conf.in rendered by
 // scripts/peerbloom-squid-routing, docs/squid.md) on three real Squids and three daemons, no
-// ICP and no digests (tests/integration/squid_routing_cluster.h draws the setup).
+// ICP and no digests (tests/support/squid_routing_cluster.h draws the setup).
 //
 // SquidRouting.ShippedRecipe... checks that a URL cached at A and requested at B is fetched
 // from A (B logs the parent route, A the hit); a URL nobody holds goes direct; a false hit (A's
@@ -32,7 +32,7 @@
 #include <utility>
 #include <vector>
 
-#include "tests/integration/squid_routing_cluster.h"
+#include "tests/support/squid_routing_cluster.h"
 
 namespace peerbloom::testing {
 namespace {

@@ -18,7 +18,7 @@
 
 #include "peerbloom/squid_digest.h"
 #include "peerbloom/squid_store_log_state.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/squid_testbed.h"
 
 namespace peerbloom {
 namespace {

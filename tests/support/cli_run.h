@@ -1,7 +1,7 @@
 // Runs the peerbloom CLI binary built with the tests and captures what it prints (stdout and
 // stderr together) and its exit code.
-#ifndef PEERBLOOM_TESTS_INTEGRATION_CLI_RUN_H_
-#define PEERBLOOM_TESTS_INTEGRATION_CLI_RUN_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_CLI_RUN_H_
+#define PEERBLOOM_TESTS_SUPPORT_CLI_RUN_H_
 
 #include <sys/wait.h>
 
@@ -32,4 +32,4 @@ inline CliResult Cli(const std::string& args, const std::string& stdin_file = "/
 
 }  // namespace peerbloom::testing
 
-#endif  // PEERBLOOM_TESTS_INTEGRATION_CLI_RUN_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_CLI_RUN_H_

@@ -14,8 +14,8 @@
 //
 // Bytes are everything a node sends (frame headers included), per second of the measure
 // window, for the nodes up through all of it.
-#ifndef PEERBLOOM_TESTS_UNIT_GOSSIP_LARGE_SIM_H_
-#define PEERBLOOM_TESTS_UNIT_GOSSIP_LARGE_SIM_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_LARGE_SIM_H_
+#define PEERBLOOM_TESTS_SUPPORT_LARGE_SIM_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/unit/gossip/sim_cluster.h"
+#include "tests/support/sim_cluster.h"
 
 namespace peerbloom::sim {
 
@@ -361,4 +361,4 @@ class LargeSim {
 
 }  // namespace peerbloom::sim
 
-#endif  // PEERBLOOM_TESTS_UNIT_GOSSIP_LARGE_SIM_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_LARGE_SIM_H_

@@ -1,4 +1,4 @@
-#include "tests/integration/squid_routing_cluster.h"
+#include "tests/support/squid_routing_cluster.h"
 
 #include <sys/stat.h>
 

@@ -5,8 +5,8 @@
 // Waits poll with deadlines of tens of seconds: a loaded machine may stall a process for
 // seconds, and only a daemon that died makes a wait give up early. Children die with the test
 // process (PR_SET_PDEATHSIG) and are killed on teardown.
-#ifndef PEERBLOOM_TESTS_INTEGRATION_CLUSTER_HARNESS_H_
-#define PEERBLOOM_TESTS_INTEGRATION_CLUSTER_HARNESS_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_CLUSTER_HARNESS_H_
+#define PEERBLOOM_TESTS_SUPPORT_CLUSTER_HARNESS_H_
 
 #include <sys/types.h>
 
@@ -154,4 +154,4 @@ uint64_t ProcStatusBytes(pid_t pid, const std::string& field);
 
 }  // namespace peerbloom::testing
 
-#endif  // PEERBLOOM_TESTS_INTEGRATION_CLUSTER_HARNESS_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_CLUSTER_HARNESS_H_

@@ -1,4 +1,4 @@
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

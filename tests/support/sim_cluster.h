@@ -3,8 +3,8 @@
 // daemon. The network is event-driven: a frame sent at t arrives at t + latency (+ a seeded
 // random jitter, which reorders), and may be dropped or duplicated with seeded probabilities;
 // a filter hook can drop chosen frames. Nothing here reads a wall clock.
-#ifndef PEERBLOOM_TESTS_UNIT_GOSSIP_SIM_CLUSTER_H_
-#define PEERBLOOM_TESTS_UNIT_GOSSIP_SIM_CLUSTER_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_SIM_CLUSTER_H_
+#define PEERBLOOM_TESTS_SUPPORT_SIM_CLUSTER_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -379,4 +379,4 @@ class SimCluster {
 
 }  // namespace peerbloom::sim
 
-#endif  // PEERBLOOM_TESTS_UNIT_GOSSIP_SIM_CLUSTER_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_SIM_CLUSTER_H_

@@ -1,4 +1,4 @@
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/squid_testbed.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
