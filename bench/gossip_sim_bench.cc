@@ -37,21 +37,11 @@
 namespace peerbloom {
 namespace {
 
+using sim::NodeKey;
 using sim::NodeSpec;
 using sim::SimCluster;
 
 constexpr int64_t kInterval = 1000;
-
-KeyHash NodeKey(uint64_t node, uint64_t id) {
-  auto mix = [](uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  };
-  const uint64_t a = mix((node << 40) ^ id);
-  return KeyHash{a, mix(a)};
-}
 
 double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

@@ -195,17 +195,6 @@ class LargeSim {
     return n;
   }
 
-  static KeyHash NodeKey(uint64_t node, uint64_t id) {
-    auto mix = [](uint64_t x) {
-      x += 0x9e3779b97f4a7c15ULL;
-      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-      return x ^ (x >> 31);
-    };
-    const uint64_t a = mix((node << 40) ^ id);
-    return KeyHash{a, mix(a)};
-  }
-
   int Add() {
     NodeSpec s;
     const int i = static_cast<int>(c_.size());

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/util/splitmix64.h"
 #include "peerbloom/counting_bloom_filter.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/hash.h"
@@ -26,6 +27,13 @@
 #include "peerbloom/wire.h"
 
 namespace peerbloom::sim {
+
+// Key `id` of node `node`: distinct keys for distinct (node, id) while id < 2^40, spread like
+// hashes of real URLs.
+inline KeyHash NodeKey(uint64_t node, uint64_t id) {
+  const uint64_t a = SplitMix64((node << 40) ^ id);
+  return KeyHash{a, SplitMix64(a)};
+}
 
 struct NetOptions {
   uint64_t seed = 1;
