@@ -19,9 +19,15 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "tests/support/wait.h"
+
 namespace peerbloom::testing {
 
 using nlohmann::json;
+
+// The cluster secret every node of a Cluster holds (in its config, or in the file of
+// NodeOptions::cluster_secret_file when the test writes one).
+inline constexpr char kClusterSecret[] = "integration-secret";
 
 struct NodeOptions {
   int gossip_interval_ms = 200;
@@ -133,14 +139,8 @@ class Cluster {
   int extra_keys_ = 0;
 };
 
-// The deadline for a wait on real processes (gossip to spread, a daemon to notice something):
-// generous, because a loaded machine (ctest -j, builds beside it) may stall a process for
-// seconds. A wait returns as soon as its condition holds, so a long deadline costs nothing.
-inline constexpr std::chrono::seconds kWaitDeadline{30};
-
-// Polls `condition` every 20 ms until it holds or `timeout` passes. Returns the result of the
-// last evaluation.
-bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+// The stats counter group.name of `node` (`stats` answer), 0 when absent.
+uint64_t StatsCounter(Node* node, const char* group, const char* name);
 
 // Whether `observer` lists `node_id` as alive.
 bool SeesAlive(Node* observer, const std::string& node_id);
