@@ -18,8 +18,8 @@
 #include "peerbloom/origin_sig.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
-#include "tests/support/cli_run.h"
 #include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -391,7 +391,7 @@ TEST(SignedOriginsUpgrade, AClusterWithoutSignKeysMovesToRequiredSignatures) {
 
   // Step 1: sign keys in each key file; the nodes restart and sign what they originate.
   for (const std::string& key : {a_key, b_key}) {
-    const CliResult r = Cli("keygen --add-sign-key " + key);
+    const ProcessResult r = RunCli("keygen --add-sign-key " + key, Merged());
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
   // Signing now, but listed without sign= lines: the default still refuses, naming them.
@@ -406,7 +406,7 @@ TEST(SignedOriginsUpgrade, AClusterWithoutSignKeysMovesToRequiredSignatures) {
   // Step 2: every node's sign= line in authorized_keys (from the key files themselves).
   std::string lines;
   for (const auto& [key, id] : {std::pair{a_key, "a"}, std::pair{b_key, "b"}}) {
-    const CliResult r = Cli("keygen --authorized-line " + key + " " + id);
+    const ProcessResult r = RunCli("keygen --authorized-line " + key + " " + id, Merged());
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find(" sign="), std::string::npos) << r.out;
     lines += r.out;

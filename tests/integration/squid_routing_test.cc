@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/process.h"
 #include "tests/support/squid_routing_cluster.h"
 
 namespace peerbloom::testing {
@@ -47,14 +48,7 @@ constexpr int kLatency = 15;      // false hits and plain misses timed
 
 int Shell(const std::string& command) { return std::system(command.c_str()); }
 
-std::string Slurp(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  for (size_t n; p != nullptr && (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  if (p != nullptr) ::pclose(p);
-  return out;
-}
+std::string Slurp(const std::string& command) { return RunShell(command).out; }
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
