@@ -1,4 +1,4 @@
-// Simulated clusters of GossipEngines (tests/unit/gossip/sim_cluster.h: in-memory network,
+// Simulated clusters of GossipEngines (tests/support/sim_cluster.h: in-memory network,
 // 2 ms latency, fake clock, default GossipOptions: 1 s gossip interval, 5 s anti-entropy,
 // fanout 4, one seed per node). Prints, per cluster size:
 //  - join: simulated time until every node holds every node's current summary;
@@ -9,7 +9,7 @@
 //    who-has, in gossip intervals (20 trials; median and max).
 // Then a large cluster (default 300 nodes, 100 keys each) joining through three seeds under
 // churn (failures, restarts in new epochs, joins) and frame loss (default 5 %), described in
-// tests/unit/gossip/large_sim.h: bytes per node per second (median, p99, max; seeds apart),
+// tests/support/large_sim.h: bytes per node per second (median, p99, max; seeds apart),
 // the busiest node over the median, and adds timed to every live node.
 // Fails (exit 1) on any false negative found after convergence (or an add that never
 // converges). Convergence conditions are checked every 10 ms of simulated time (0.01 interval
@@ -31,27 +31,17 @@
 #include <vector>
 
 #include "peerbloom/params.h"
-#include "tests/unit/gossip/large_sim.h"
-#include "tests/unit/gossip/sim_cluster.h"
+#include "tests/support/large_sim.h"
+#include "tests/support/sim_cluster.h"
 
 namespace peerbloom {
 namespace {
 
+using sim::NodeKey;
 using sim::NodeSpec;
 using sim::SimCluster;
 
 constexpr int64_t kInterval = 1000;
-
-KeyHash NodeKey(uint64_t node, uint64_t id) {
-  auto mix = [](uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  };
-  const uint64_t a = mix((node << 40) ^ id);
-  return KeyHash{a, mix(a)};
-}
 
 double WallSeconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
@@ -177,7 +167,7 @@ bool Run(int nodes, uint64_t keys) {
   return misses == 0;
 }
 
-// The large cluster under churn, loss and failures (tests/unit/gossip/large_sim.h).
+// The large cluster under churn, loss and failures (tests/support/large_sim.h).
 bool RunLarge(int nodes, double drop) {
   sim::LargeSimOptions o;
   o.nodes = nodes;

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/util/splitmix64.h"
 #include "peerbloom/bloom_filter.h"
 #include "peerbloom/params.h"
 #include "peerbloom/peer_index.h"
@@ -26,17 +27,10 @@ namespace {
 constexpr int kPeers = 64;
 constexpr size_t kBatch = 256;
 
-uint64_t SplitMix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Key i of peer p (p = kPeers: keys nobody holds).
 KeyHash PeerKey(uint64_t p, uint64_t i) {
-  const uint64_t a = SplitMix((p << 40) ^ i);
-  return KeyHash{a, SplitMix(a)};
+  const uint64_t a = SplitMix64((p << 40) ^ i);
+  return KeyHash{a, SplitMix64(a)};
 }
 
 double Now() {
@@ -77,7 +71,7 @@ bool RunProfile(const char* name, unsigned k, uint64_t keys, size_t nqueries) {
   std::vector<int> owner(nqueries);
   uint64_t state = 12345;
   for (size_t q = 0; q < nqueries; ++q) {
-    state = SplitMix(state);
+    state = SplitMix64(state);
     const bool held = (state & 1) != 0;
     owner[q] = held ? static_cast<int>((state >> 1) % kPeers) : -1;
     queries[q] = PeerKey(held ? owner[q] : kPeers, (state >> 8) % keys);

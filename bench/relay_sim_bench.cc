@@ -1,6 +1,6 @@
 // Broadcast relay simulator: the real RelayNode state machine of every node over generated
-// topologies with failed nodes and message loss (bench/relay_sim.h), next to flooding with a
-// seen set and flooding bounded only by the hop limit. Prints one row per topology and size.
+// topologies with failed nodes and message loss (tests/support/relay_sim.h), next to flooding with
+// a seen set and flooding bounded only by the hop limit. Prints one row per topology and size.
 // Exits non-zero if a reachable node missed a broadcast or delivered one twice.
 // Usage: relay_sim_bench [MAX_NODES [BROADCASTS]]   (defaults: 10000, 20)
 #include <algorithm>
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/relay_sim.h"
+#include "tests/support/relay_sim.h"
 
 namespace {
 

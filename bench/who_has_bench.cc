@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/util/splitmix64.h"
 #include "peerbloom/bloom_filter.h"
 #include "peerbloom/counting_bloom_filter.h"
 #include "peerbloom/params.h"
@@ -27,17 +28,10 @@ namespace {
 constexpr int kPeers = 16;
 constexpr size_t kRun = 256;
 
-uint64_t SplitMix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // 16 key bytes of key i of owner p (p = kPeers: this node; p > kPeers: nobody).
 std::string KeyBytes(uint64_t p, uint64_t i) {
   std::string bytes(16, '\0');
-  const uint64_t a = SplitMix((p << 40) ^ i), b = SplitMix(a);
+  const uint64_t a = SplitMix64((p << 40) ^ i), b = SplitMix64(a);
   for (int j = 0; j < 8; ++j) {
     bytes[j] = static_cast<char>(a >> (8 * j));
     bytes[8 + j] = static_cast<char>(b >> (8 * j));
@@ -75,7 +69,7 @@ int Run(uint64_t keys, size_t nqueries) {
   std::vector<int> owner(nqueries);
   uint64_t state = 42;
   for (size_t q = 0; q < nqueries; ++q) {
-    state = SplitMix(state);
+    state = SplitMix64(state);
     const int kind = static_cast<int>(state % 3);
     owner[q] = kind == 0 ? kPeers : kind == 1 ? static_cast<int>((state >> 8) % kPeers) : -1;
     queries[q] = KeyBytes(owner[q] < 0 ? kPeers + 1 : owner[q], (state >> 20) % keys);

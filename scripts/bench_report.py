@@ -731,7 +731,7 @@ def section_gossip(small, large):
                       met(None if busy is None else busy <= BUSIEST_OVER_MEDIAN_MAX)))
     out.append("")
     g = large[0]
-    out.append("The large cluster (tests/unit/gossip/large_sim.h): %d nodes in all (those "
+    out.append("The large cluster (tests/support/large_sim.h): %d nodes in all (those "
                "that join under churn included), every one listing the same %d seeds; %s %% of "
                "frames lost; a failure, a restart in a new epoch or a join every %s s; one key "
                "replaced per node every %s s. bytes/s per node over %s s: median, p99 and max "

@@ -10,7 +10,7 @@
 // The peerbloom side is the project's code end to end: each proxy's cache feeds a
 // CountingBloomFilter and a SummaryBuilder; PublishPolicy (the daemon's rule) decides when
 // a change goes to the node's GossipEngine; engines gossip over the in-memory network of
-// tests/unit/gossip/sim_cluster.h on the stream's clock; who-has reads the engine's
+// tests/support/sim_cluster.h on the stream's clock; who-has reads the engine's
 // PeerIndex. Nothing of the protocol is re-modelled here.
 #ifndef PEERBLOOM_BENCH_SUMMARY_CACHE_SIMULATOR_H_
 #define PEERBLOOM_BENCH_SUMMARY_CACHE_SIMULATOR_H_
@@ -29,7 +29,7 @@
 #include "peerbloom/bloom_probe.h"
 #include "peerbloom/params.h"
 #include "peerbloom/publish_policy.h"
-#include "tests/unit/gossip/sim_cluster.h"
+#include "tests/support/sim_cluster.h"
 
 namespace peerbloom::sim {
 

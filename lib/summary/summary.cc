@@ -1,6 +1,8 @@
 // Summary values: names, node ids, digests, and deltas between two summaries.
 #include "peerbloom/summary.h"
 
+#include "lib/util/splitmix64.h"
+
 #include <bit>
 #include <string>
 
@@ -88,14 +90,9 @@ bool IsValidNodeId(std::string_view id) noexcept {
   return true;
 }
 
-// SplitMix64's finalizer (Steele, Lea & Flood 2014) of position + the golden-ratio increment:
-// a bijection on 64 bits, so distinct positions never share a term.
-uint64_t PositionDigest(uint64_t position) noexcept {
-  uint64_t z = position + 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+// SplitMix64 of the position (lib/util/splitmix64.h): a bijection on 64 bits, so distinct
+// positions never share a term.
+uint64_t PositionDigest(uint64_t position) noexcept { return SplitMix64(position); }
 
 uint64_t FilterDigest(const BloomFilter& filter) noexcept {
   uint64_t digest = 0;

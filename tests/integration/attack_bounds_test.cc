@@ -13,12 +13,12 @@
 #include "peerbloom/squid_digest.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/hostile_client.h"
 
 namespace peerbloom::testing {
 namespace {
 
-constexpr char kClusterSecret[] = "integration-secret";  // the harness's
 constexpr char kAttacker[] = "test-client";  // the node id the harness lists its key for
 
 // A valid Squid Cache Digest (version 5, 5 bits per entry, 4 hash functions) of `capacity`
@@ -44,28 +44,16 @@ std::string EmptySquidDigest(uint32_t capacity) {
 
 class AttackBounds : public ::testing::Test {
  protected:
-  void SetUp() override { cluster_.AuthorizeExtraKey(&client_public_, &client_secret_); }
+  void SetUp() override {
+    std::string public_key, secret_key;
+    cluster_.AuthorizeExtraKey(&public_key, &secret_key);
+    attacker_.SetKeys(public_key, secret_key);
+  }
 
   // A CURVE DEALER on `target`'s peer endpoint holding the authorized extra key.
-  zmq::socket_t Attacker(Node* target) {
-    zmq::socket_t s(context_, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    s.set(zmq::sockopt::curve_serverkey, target->public_key());
-    s.set(zmq::sockopt::curve_publickey, client_public_);
-    s.set(zmq::sockopt::curve_secretkey, client_secret_);
-    s.connect(target->endpoint());
-    return s;
-  }
+  zmq::socket_t Attacker(Node* target) { return attacker_.Connect(target); }
 
-  WireHeader Header(WireType type) {
-    WireHeader h;
-    h.type = type;
-    h.cluster_tag = ClusterTag(kClusterSecret);
-    h.sender_id = kAttacker;
-    h.sender_epoch = 1;
-    h.sender_heartbeat = ++heartbeat_;
-    return h;
-  }
+  WireHeader Header(WireType type) { return attacker_.NextHeader(type); }
 
   // Makes the attacker a known member of `target` (an empty digest, as a joining node sends).
   void Introduce(zmq::socket_t* s, Node* target) {
@@ -99,12 +87,10 @@ class AttackBounds : public ::testing::Test {
     return frame;
   }
 
-  static uint64_t Gossip(Node* n, const char* name) { return n->Stats()["gossip"].value(name, 0u); }
+  static uint64_t Gossip(Node* n, const char* name) { return StatsCounter(n, "gossip", name); }
 
   Cluster cluster_;
-  std::string client_public_, client_secret_;
-  zmq::context_t context_{1};
-  uint64_t heartbeat_ = 0;
+  HostileClient attacker_{kAttacker};
 };
 
 // Before: each 2^28-bit summary of an invented origin cost every node +256 MiB, and 2^32 (the

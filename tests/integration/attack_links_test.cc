@@ -14,7 +14,8 @@
 #include <vector>
 
 #include "peerbloom/wire.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/hostile_client.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -36,6 +37,7 @@ class AttackLinks : public ::testing::Test {
     victim_ = cluster_.AddNode("victim");
     late_ = cluster_.AddNode("late");
     cluster_.AuthorizeExtraKey(&bad_public_, &bad_secret_);
+    client_.SetKeys(bad_public_, bad_secret_);
     ASSERT_TRUE(a_->Start(options_, {})) << a_->log_tail();
     ASSERT_TRUE(b_->Start(options_, {a_})) << b_->log_tail();
     ASSERT_TRUE(victim_->Start(options_, {a_})) << victim_->log_tail();
@@ -53,28 +55,8 @@ class AttackLinks : public ::testing::Test {
     return false;
   }
 
-  // A CURVE DEALER to `target` holding the given key pair.
-  zmq::socket_t Connect(Node* target, const std::string& pub, const std::string& sec) {
-    zmq::socket_t s(context_, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    s.set(zmq::sockopt::sndhwm, 100000);
-    // A send never blocks the test for long (a link the server refused has no pipe).
-    s.set(zmq::sockopt::sndtimeo, 10000);
-    s.set(zmq::sockopt::curve_serverkey, target->public_key());
-    s.set(zmq::sockopt::curve_publickey, pub);
-    s.set(zmq::sockopt::curve_secretkey, sec);
-    s.connect(target->endpoint());
-    return s;
-  }
-
-  WireHeader Header(const std::string& sender, uint64_t epoch, uint64_t heartbeat) const {
-    WireHeader h;
-    h.type = WireType::kDigest;
-    h.cluster_tag = ClusterTag("integration-secret");
-    h.sender_id = sender;
-    h.sender_epoch = epoch;
-    h.sender_heartbeat = heartbeat;
-    return h;
+  static WireHeader Header(const std::string& sender, uint64_t epoch, uint64_t heartbeat) {
+    return PeerHeader(WireType::kDigest, sender, epoch, heartbeat);
   }
 
   static std::string Digest(const WireHeader& h, std::vector<DigestEntry> entries) {
@@ -94,12 +76,6 @@ class AttackLinks : public ::testing::Test {
     return e;
   }
 
-  static uint64_t Counter(Node* n, const char* group, const char* name) {
-    const json stats = n->Stats();
-    if (!stats.contains(group)) return 0;
-    return stats[group].value(name, uint64_t{0});
-  }
-
   static uint64_t Reloads(Node* n) { return n->Stats().value("reloads", uint64_t{0}); }
 
   static json PeerOf(Node* observer, const std::string& id) {
@@ -107,16 +83,6 @@ class AttackLinks : public ::testing::Test {
       if (p.value("node_id", "") == id) return p;
     }
     return json();
-  }
-
-  // Holds `condition` at every poll for `window` (several failure timeouts): the attack's
-  // effect, had it worked, would show within one.
-  static bool HoldsFor(const std::function<bool()>& condition, std::chrono::milliseconds window) {
-    const auto end = std::chrono::steady_clock::now() + window;
-    while (std::chrono::steady_clock::now() < end) {
-      if (!condition()) return false;
-    }
-    return true;
   }
 
   bool VictimFineEverywhere() {
@@ -137,7 +103,7 @@ class AttackLinks : public ::testing::Test {
   Node* late_ = nullptr;
   std::string bad_public_, bad_secret_;
   uint64_t epoch_ = 0;
-  zmq::context_t context_{1};
+  HostileClient client_{"test-client"};  // the node id the harness lists the extra key for
 };
 
 // (a) Speaking for another node: a frame naming the victim as its sender, with the largest
@@ -146,21 +112,21 @@ TEST_F(AttackLinks, SpeakingForAnotherNodeIsRefused) {
   const uint64_t victim_epoch = PeerOf(a_, "victim").value("epoch", uint64_t{0});
   ASSERT_GT(victim_epoch, 0u);
   for (Node* target : {a_, b_}) {
-    zmq::socket_t s = Connect(target, bad_public_, bad_secret_);
+    zmq::socket_t s = client_.Connect(target);
     s.send(zmq::buffer(Digest(Header("victim", kMax, kMax), {})));
     s.send(zmq::buffer(Digest(Header("victim", victim_epoch, kMax), {})));
     // As itself, claiming things about the victim.
     s.send(zmq::buffer(Digest(Header("test-client", epoch_, 1),
                               {Entry("victim", kMax, kMax), Entry("victim", victim_epoch, kMax),
                                Entry("victim", victim_epoch + 1, 1)})));
-    ASSERT_TRUE(
-        WaitFor([&] { return Counter(target, "gossip", "sender_mismatch") >= 2; }, kWaitDeadline));
+    ASSERT_TRUE(WaitFor([&] { return StatsCounter(target, "gossip", "sender_mismatch") >= 2; },
+                        kWaitDeadline));
     ASSERT_TRUE(WaitFor([&] { return !PeerOf(target, "test-client").is_null(); }, kWaitDeadline));
   }
   EXPECT_TRUE(HoldsFor([&] { return VictimFineEverywhere(); }, Window()));
   for (Node* n : {a_, b_}) {
     EXPECT_EQ(PeerOf(n, "victim").value("epoch", uint64_t{0}), victim_epoch) << n->name();
-    EXPECT_GE(Counter(n, "gossip", "sender_mismatch"), 2u) << n->name();
+    EXPECT_GE(StatsCounter(n, "gossip", "sender_mismatch"), 2u) << n->name();
   }
 }
 
@@ -168,7 +134,7 @@ TEST_F(AttackLinks, SpeakingForAnotherNodeIsRefused) {
 // no sign key), beyond the clock bounds, are refused. What the attacker says of itself on its
 // own link is its own word and harms only itself.
 TEST_F(AttackLinks, ImplausibleClaimsAboutOthersAreRefused) {
-  zmq::socket_t s = Connect(a_, bad_public_, bad_secret_);
+  zmq::socket_t s = client_.Connect(a_);
   s.send(zmq::buffer(Digest(Header("test-client", epoch_, 1), {})));
   ASSERT_TRUE(WaitFor([&] { return !PeerOf(a_, "test-client").is_null(); }, kWaitDeadline));
   // Its own heartbeat jumping, then a far-future epoch of its own.
@@ -179,10 +145,10 @@ TEST_F(AttackLinks, ImplausibleClaimsAboutOthersAreRefused) {
   // Claims about a node this one has not heard yet.
   s.send(zmq::buffer(Digest(Header("test-client", kMax, 2),
                             {Entry("late", kMax, 1), Entry("late", epoch_, kMax)})));
-  EXPECT_TRUE(
-      WaitFor([&] { return Counter(a_, "gossip", "implausible_epochs") >= 1; }, kWaitDeadline));
-  EXPECT_TRUE(
-      WaitFor([&] { return Counter(a_, "gossip", "implausible_heartbeats") >= 1; }, kWaitDeadline));
+  EXPECT_TRUE(WaitFor([&] { return StatsCounter(a_, "gossip", "implausible_epochs") >= 1; },
+                      kWaitDeadline));
+  EXPECT_TRUE(WaitFor([&] { return StatsCounter(a_, "gossip", "implausible_heartbeats") >= 1; },
+                      kWaitDeadline));
   // The real late node joins and is a live member everywhere.
   ASSERT_TRUE(late_->Start(options_, {a_})) << late_->log_tail();
   EXPECT_TRUE(
@@ -198,7 +164,7 @@ TEST_F(AttackLinks, ClaimsAboutANodeSentToItselfChangeNothing) {
   const json before = PeerOf(a_, "victim");
   const uint64_t epoch = before.value("epoch", uint64_t{0});
   ASSERT_GT(epoch, 0u);
-  zmq::socket_t s = Connect(victim_, bad_public_, bad_secret_);
+  zmq::socket_t s = client_.Connect(victim_);
   const uint64_t huge = 1000000000000;
   s.send(zmq::buffer(Digest(Header("test-client", epoch_, 1), {Entry("victim", epoch, huge)})));
   s.send(
@@ -209,7 +175,7 @@ TEST_F(AttackLinks, ClaimsAboutANodeSentToItselfChangeNothing) {
     const json p = PeerOf(n, "victim");
     EXPECT_EQ(p.value("epoch", uint64_t{0}), epoch) << n->name();
     EXPECT_LT(p.value("heartbeat", uint64_t{0}), 1000u) << n->name();
-    EXPECT_EQ(Counter(n, "gossip", "implausible_heartbeats"), 0u) << n->name();
+    EXPECT_EQ(StatsCounter(n, "gossip", "implausible_heartbeats"), 0u) << n->name();
   }
   EXPECT_EQ(victim_->Stats()["summary"].value("epoch", uint64_t{0}), epoch);
 }
@@ -225,9 +191,9 @@ TEST_F(AttackLinks, InventedMembersNeverEnterTheTable) {
   }
   const std::string frame = Digest(Header("test-client", epoch_, 1), ghosts);
   for (Node* target : {a_, b_}) {
-    zmq::socket_t s = Connect(target, bad_public_, bad_secret_);
+    zmq::socket_t s = client_.Connect(target);
     s.send(zmq::buffer(frame));
-    EXPECT_TRUE(WaitFor([&] { return Counter(target, "gossip", "members_unlisted") >= 1100; },
+    EXPECT_TRUE(WaitFor([&] { return StatsCounter(target, "gossip", "members_unlisted") >= 1100; },
                         kWaitDeadline));
     // a, b, victim, test-client: at most the allow-list's other nodes.
     EXPECT_LE(target->Peers().size(), 4u);
@@ -236,7 +202,7 @@ TEST_F(AttackLinks, InventedMembersNeverEnterTheTable) {
   EXPECT_TRUE(
       WaitFor([&] { return SeesAlive(a_, "late") && SeesAlive(b_, "late"); }, kWaitDeadline));
   EXPECT_LE(a_->Peers().size(), 4u + 1);
-  EXPECT_LE(Counter(a_, "transport", "links_open"), 4u);
+  EXPECT_LE(StatsCounter(a_, "transport", "links_open"), 4u);
   EXPECT_TRUE(VictimFineEverywhere());
 }
 
@@ -245,7 +211,7 @@ TEST_F(AttackLinks, InventedMembersNeverEnterTheTable) {
 TEST_F(AttackLinks, EndpointsInFramesDoNotOpenLinks) {
   const std::string victim_endpoint = PeerOf(a_, "victim").value("endpoint", "");
   ASSERT_EQ(victim_endpoint, victim_->endpoint());
-  zmq::socket_t s = Connect(a_, bad_public_, bad_secret_);
+  zmq::socket_t s = client_.Connect(a_);
   for (int i = 0; i < 300; ++i) {
     WireHeader h = Header("test-client", epoch_ + i, 1);
     h.flags = kWireFlagContact | kWireFlagNeighbour;
@@ -259,25 +225,25 @@ TEST_F(AttackLinks, EndpointsInFramesDoNotOpenLinks) {
     s.send(zmq::buffer(Digest(h, {e})));
   }
   ASSERT_TRUE(
-      WaitFor([&] { return Counter(a_, "transport", "messages_in") >= 300; }, kWaitDeadline));
+      WaitFor([&] { return StatsCounter(a_, "transport", "messages_in") >= 300; }, kWaitDeadline));
   // Several gossip rounds go out after the flood.
-  const uint64_t out = Counter(a_, "gossip", "messages_out");
-  ASSERT_TRUE(
-      WaitFor([&] { return Counter(a_, "gossip", "messages_out") >= out + 20; }, kWaitDeadline));
+  const uint64_t out = StatsCounter(a_, "gossip", "messages_out");
+  ASSERT_TRUE(WaitFor([&] { return StatsCounter(a_, "gossip", "messages_out") >= out + 20; },
+                      kWaitDeadline));
   // b, victim and the attacker's latest endpoint.
-  EXPECT_LE(Counter(a_, "transport", "links_open"), 3u);
-  EXPECT_GE(Counter(a_, "gossip", "contacts_refused"), 300u);
+  EXPECT_LE(StatsCounter(a_, "transport", "links_open"), 3u);
+  EXPECT_GE(StatsCounter(a_, "gossip", "contacts_refused"), 300u);
   EXPECT_EQ(PeerOf(a_, "late").value("endpoint", ""), "");
   EXPECT_EQ(PeerOf(a_, "victim").value("endpoint", ""), victim_endpoint);
   EXPECT_TRUE(HoldsFor([&] { return VictimFineEverywhere(); }, Window()));
-  EXPECT_LE(Counter(a_, "transport", "links_open"), 3u);
+  EXPECT_LE(StatsCounter(a_, "transport", "links_open"), 3u);
 }
 
 // (d) Revocation: the attacker's key is removed and the node reloaded; the link it holds open
 // delivers nothing more, the outgoing link to it closes, its TCP connection is shut down (with
 // every other inbound one: the honest nodes reconnect), and it is no longer a member.
 TEST_F(AttackLinks, RevokedKeyStopsAnOpenLinkAtOnce) {
-  zmq::socket_t s = Connect(a_, bad_public_, bad_secret_);
+  zmq::socket_t s = client_.Connect(a_);
   WireHeader h = Header("test-client", epoch_, 1);
   h.flags = kWireFlagContact | kWireFlagNeighbour;
   h.sender_endpoint = "tcp://127.0.0.1:1";
@@ -288,20 +254,20 @@ TEST_F(AttackLinks, RevokedKeyStopsAnOpenLinkAtOnce) {
   ASSERT_TRUE(WaitFor(
       [&] {
         s.send(zmq::buffer(hello));
-        return Counter(a_, "transport", "links_open") >= 3;
+        return StatsCounter(a_, "transport", "links_open") >= 3;
       },
       kWaitDeadline));
   cluster_.RemoveKey(bad_public_);
   const uint64_t reloads = Reloads(a_);
-  const uint64_t frames_revoked = Counter(a_, "transport", "frames_revoked");
-  const uint64_t zap_denied = Counter(a_, "transport", "zap_denied");
-  const uint64_t zap_allowed = Counter(a_, "transport", "zap_allowed");
+  const uint64_t frames_revoked = StatsCounter(a_, "transport", "frames_revoked");
+  const uint64_t zap_denied = StatsCounter(a_, "transport", "zap_denied");
+  const uint64_t zap_allowed = StatsCounter(a_, "transport", "zap_allowed");
   ASSERT_TRUE(a_->Reload(options_, {}));
   ASSERT_TRUE(WaitFor([&] { return Reloads(a_) > reloads; }, kWaitDeadline));
-  EXPECT_GE(Counter(a_, "transport", "links_revoked"), 1u);
-  EXPECT_GE(Counter(a_, "gossip", "members_revoked"), 1u);
+  EXPECT_GE(StatsCounter(a_, "transport", "links_revoked"), 1u);
+  EXPECT_GE(StatsCounter(a_, "gossip", "members_revoked"), 1u);
   // Its TCP connection (and every other inbound one) was shut down.
-  EXPECT_GE(Counter(a_, "transport", "inbound_closed"), 1u);
+  EXPECT_GE(StatsCounter(a_, "transport", "inbound_closed"), 1u);
   EXPECT_TRUE(PeerOf(a_, "test-client").is_null());
   // Whatever it sends next is dropped on the old link or refused when it reconnects.
   uint64_t heartbeat = 2;
@@ -309,8 +275,8 @@ TEST_F(AttackLinks, RevokedKeyStopsAnOpenLinkAtOnce) {
       [&] {
         s.send(zmq::buffer(Digest(Header("test-client", epoch_, heartbeat++), {})),
                zmq::send_flags::dontwait);
-        return Counter(a_, "transport", "frames_revoked") > frames_revoked ||
-               Counter(a_, "transport", "zap_denied") > zap_denied;
+        return StatsCounter(a_, "transport", "frames_revoked") > frames_revoked ||
+               StatsCounter(a_, "transport", "zap_denied") > zap_denied;
       },
       kWaitDeadline));
   EXPECT_TRUE(PeerOf(a_, "test-client").is_null());
@@ -318,7 +284,7 @@ TEST_F(AttackLinks, RevokedKeyStopsAnOpenLinkAtOnce) {
   // stay members everywhere.
   EXPECT_TRUE(WaitFor(
       [&] {
-        return Counter(a_, "transport", "zap_allowed") >= zap_allowed + 2 &&
+        return StatsCounter(a_, "transport", "zap_allowed") >= zap_allowed + 2 &&
                VictimFineEverywhere() && SeesAlive(a_, "b") && SeesAlive(b_, "a") &&
                SeesAlive(victim_, "a") && SeesAlive(victim_, "b");
       },
@@ -358,28 +324,28 @@ TEST_F(AttackLinks, KeyRotationWithoutDowntime) {
       },
       kWaitDeadline));
   // Someone still holding the old key keeps a link open to a.
-  zmq::socket_t old_link = Connect(a_, old_public, old_secret);
+  zmq::socket_t old_link = client_.Connect(a_, old_public, old_secret);
   // A frame of another cluster shows the link is up (refused_by_gossip counts only it), then
   // an old-incarnation frame of the victim, stale.
-  const uint64_t refused = Counter(a_, "transport", "refused_by_gossip");
+  const uint64_t refused = StatsCounter(a_, "transport", "refused_by_gossip");
   WireHeader other = Header("victim", 1, 1);
   other.cluster_tag = ClusterTag("another-cluster");
   ASSERT_TRUE(old_link.send(zmq::buffer(Digest(other, {}))));
-  ASSERT_TRUE(WaitFor([&] { return Counter(a_, "transport", "refused_by_gossip") > refused; },
+  ASSERT_TRUE(WaitFor([&] { return StatsCounter(a_, "transport", "refused_by_gossip") > refused; },
                       kWaitDeadline));
-  const uint64_t stale = Counter(a_, "gossip", "stale_dropped");
+  const uint64_t stale = StatsCounter(a_, "gossip", "stale_dropped");
   ASSERT_TRUE(old_link.send(zmq::buffer(Digest(Header("victim", 1, 1), {}))));
   ASSERT_TRUE(
-      WaitFor([&] { return Counter(a_, "gossip", "stale_dropped") > stale; }, kWaitDeadline));
+      WaitFor([&] { return StatsCounter(a_, "gossip", "stale_dropped") > stale; }, kWaitDeadline));
   cluster_.RemoveKey(old_public);
-  const uint64_t frames_revoked = Counter(a_, "transport", "frames_revoked");
-  const uint64_t zap_denied = Counter(a_, "transport", "zap_denied");
+  const uint64_t frames_revoked = StatsCounter(a_, "transport", "frames_revoked");
+  const uint64_t zap_denied = StatsCounter(a_, "transport", "zap_denied");
   for (Node* n : {a_, b_}) {
     const uint64_t reloads = Reloads(n);
     ASSERT_TRUE(n->Reload(options_, n == a_ ? std::vector<Node*>{} : std::vector<Node*>{a_}));
     ASSERT_TRUE(WaitFor([&] { return Reloads(n) > reloads; }, kWaitDeadline));
   }
-  EXPECT_GE(Counter(a_, "transport", "inbound_closed"), 1u);
+  EXPECT_GE(StatsCounter(a_, "transport", "inbound_closed"), 1u);
   // The old key's connection was shut down: what it sends is dropped on the old link or
   // refused when it reconnects.
   uint64_t heartbeat = 2;
@@ -387,8 +353,8 @@ TEST_F(AttackLinks, KeyRotationWithoutDowntime) {
       [&] {
         old_link.send(zmq::buffer(Digest(Header("victim", 1, heartbeat++), {})),
                       zmq::send_flags::dontwait);
-        return Counter(a_, "transport", "frames_revoked") > frames_revoked ||
-               Counter(a_, "transport", "zap_denied") > zap_denied;
+        return StatsCounter(a_, "transport", "frames_revoked") > frames_revoked ||
+               StatsCounter(a_, "transport", "zap_denied") > zap_denied;
       },
       kWaitDeadline));
   EXPECT_TRUE(HoldsFor([&] { return VictimFineEverywhere(); }, Window()));

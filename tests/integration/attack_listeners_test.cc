@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "peerbloom/client/who_has_socket.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

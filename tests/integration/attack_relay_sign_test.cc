@@ -20,13 +20,12 @@
 #include "peerbloom/origin_sig.h"
 #include "peerbloom/relay.h"
 #include "peerbloom/wire.h"
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/relay_listen.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/hostile_client.h"
+#include "tests/support/relay_listen.h"
 
 namespace peerbloom::testing {
 namespace {
-
-constexpr char kClusterSecret[] = "integration-secret";  // as the harness writes it
 
 struct Delivery {
   std::string origin;
@@ -49,10 +48,7 @@ std::vector<Delivery> Deliveries(Node* node) {
   return out;
 }
 
-uint64_t Relay(Node* n, const char* name) {
-  const json stats = n->Stats();
-  return stats.contains("relay") ? stats["relay"].value(name, uint64_t{0}) : 0;
-}
+uint64_t Relay(Node* n, const char* name) { return StatsCounter(n, "relay", name); }
 
 class AttackRelaySign : public ::testing::Test {
  protected:
@@ -61,7 +57,9 @@ class AttackRelaySign : public ::testing::Test {
     a_ = cluster_.AddSigningNode("a");
     b_ = cluster_.AddSigningNode("b");
     std::string sign_secret, raw;
-    cluster_.AuthorizeExtraSigningKey("mallory", &client_public_, &client_secret_, &sign_secret);
+    std::string client_public, client_secret;
+    cluster_.AuthorizeExtraSigningKey("mallory", &client_public, &client_secret, &sign_secret);
+    mallory_.SetKeys(client_public, client_secret);
     ASSERT_TRUE(client::Z85Decode32(sign_secret, &raw).ok());
     ASSERT_TRUE(OriginSigner::Create(raw, &mallory_signer_).ok());
     // A triangle of relay links, and mallory linked to every node.
@@ -93,22 +91,10 @@ class AttackRelaySign : public ::testing::Test {
   }
 
   // A CURVE client connected to `target` with the extra key: its link is bound to "mallory".
-  zmq::socket_t Client(Node* target) {
-    zmq::socket_t s(context_, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    s.set(zmq::sockopt::curve_serverkey, target->public_key());
-    s.set(zmq::sockopt::curve_publickey, client_public_);
-    s.set(zmq::sockopt::curve_secretkey, client_secret_);
-    s.connect(target->endpoint());
-    return s;
-  }
+  zmq::socket_t Client(Node* target) { return mallory_.Connect(target); }
 
   std::string Frame(const std::string& sender, const RelayData& data) {
-    WireHeader h;
-    h.cluster_tag = ClusterTag(kClusterSecret);
-    h.sender_id = sender;
-    h.sender_epoch = 1;
-    h.sender_heartbeat = ++heartbeat_;
+    const WireHeader h = mallory_.NextHeaderAs(sender);
     RelayPacket p;
     p.data = data;
     std::string packet, frame;
@@ -136,21 +122,12 @@ class AttackRelaySign : public ::testing::Test {
     return Data("victim", id, '\x01', url);
   }
 
-  // Sends `frame` to `target` and waits until its relay counter `name` passes `before`.
-  bool SendAndCount(zmq::socket_t* s, Node* target, const std::string& frame, const char* name,
-                    uint64_t before) {
-    s->send(zmq::buffer(frame));
-    return WaitFor([&] { return Relay(target, name) > before; }, kWaitDeadline);
-  }
-
   Cluster cluster_;
   Node* victim_ = nullptr;
   Node* a_ = nullptr;
   Node* b_ = nullptr;
-  std::string client_public_, client_secret_;
   std::unique_ptr<OriginSigner> mallory_signer_;
-  uint64_t heartbeat_ = 0;
-  zmq::context_t context_{1};
+  HostileClient mallory_{"mallory"};
 };
 
 TEST_F(AttackRelaySign, ForgedPurgeForAnotherOriginIsRefusedEverywhere) {
@@ -165,7 +142,7 @@ TEST_F(AttackRelaySign, ForgedPurgeForAnotherOriginIsRefusedEverywhere) {
     RelayData by_mallory = ForgedPurge(++id, "http://victim.example/mallory");
     ASSERT_TRUE(SignRelayData(*mallory_signer_, ClusterTag(kClusterSecret), &by_mallory).ok());
     for (const RelayData& forged : {unsigned_purge, junk, by_mallory}) {
-      EXPECT_TRUE(SendAndCount(&s, target, Frame("mallory", forged), "signatures_refused",
+      EXPECT_TRUE(SendAndCount(&s, target, Frame("mallory", forged), "relay", "signatures_refused",
                                Relay(target, "signatures_refused")))
           << target->name() << " " << forged.payload;
     }
@@ -173,7 +150,7 @@ TEST_F(AttackRelaySign, ForgedPurgeForAnotherOriginIsRefusedEverywhere) {
     // its packet is read (the links are bound to node ids).
     const uint64_t refused = Relay(target, "signatures_refused");
     const std::string other = target == victim_ ? "a" : "victim";
-    EXPECT_TRUE(SendAndCount(&s, target, Frame(other, ForgedPurge(++id, "http://x/")),
+    EXPECT_TRUE(SendAndCount(&s, target, Frame(other, ForgedPurge(++id, "http://x/")), "relay",
                              "sender_mismatch", Relay(target, "sender_mismatch")))
         << target->name();
     EXPECT_EQ(Relay(target, "signatures_refused"), refused) << target->name();
@@ -273,12 +250,12 @@ TEST_F(AttackRelaySign, RotatedAndRevokedSignKeysApplyToBroadcastsAfterAReload) 
   const uint64_t id = uint64_t{1} << 62;
   zmq::socket_t s = Client(a_);
   const uint64_t delivered = Relay(a_, "delivered");
-  ASSERT_TRUE(SendAndCount(&s, a_, Frame("mallory", signed_by_old_key(id, "listed")), "delivered",
-                           delivered));
+  ASSERT_TRUE(SendAndCount(&s, a_, Frame("mallory", signed_by_old_key(id, "listed")), "relay",
+                           "delivered", delivered));
   cluster_.RemoveKey(old_public);
   reload_others();
   const uint64_t refused = Relay(a_, "signatures_refused");
-  EXPECT_TRUE(SendAndCount(&s, a_, Frame("mallory", signed_by_old_key(id + 1, "revoked")),
+  EXPECT_TRUE(SendAndCount(&s, a_, Frame("mallory", signed_by_old_key(id + 1, "revoked")), "relay",
                            "signatures_refused", refused));
   const std::vector<Delivery> got = Deliveries(a_);
   EXPECT_EQ(std::count(got.begin(), got.end(), Delivery{"victim", id, "message", "listed"}), 1);
@@ -371,7 +348,7 @@ TEST_F(AttackRelaySign, APurgeReplayedAfterARestartRunsNoCommandAgain) {
     ASSERT_TRUE(WaitFor([&] { return Relay(a_, "links_up") == 2; }, kWaitDeadline));
     const uint64_t stale = Relay(a_, "stale");
     zmq::socket_t s = Client(a_);
-    ASSERT_TRUE(SendAndCount(&s, a_, captured, "stale", stale)) << a_->log_tail();
+    ASSERT_TRUE(SendAndCount(&s, a_, captured, "relay", "stale", stale)) << a_->log_tail();
     EXPECT_EQ(Relay(a_, "purges"), 0u);
   }
   // The command ran once; a new purge of the same origin is delivered and runs it again.

@@ -18,13 +18,13 @@
 #include "peerbloom/origin_sig.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
-#include "tests/integration/cli_run.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/hostile_client.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
 
-constexpr char kClusterSecret[] = "integration-secret";  // as the harness writes it
 constexpr int kUrls = 50;
 
 std::unique_ptr<OriginSigner> SignerFromKeyFile(const std::string& path) {
@@ -46,7 +46,9 @@ class AttackSign : public ::testing::Test {
     a_ = cluster_.AddSigningNode("a");
     b_ = cluster_.AddSigningNode("b");
     std::string sign_secret;
-    cluster_.AuthorizeExtraSigningKey("mallory", &client_public_, &client_secret_, &sign_secret);
+    std::string client_public, client_secret;
+    cluster_.AuthorizeExtraSigningKey("mallory", &client_public, &client_secret, &sign_secret);
+    mallory_.SetKeys(client_public, client_secret);
     std::string raw;
     ASSERT_TRUE(client::Z85Decode32(sign_secret, &raw).ok());
     ASSERT_TRUE(OriginSigner::Create(raw, &mallory_signer_).ok());
@@ -80,30 +82,12 @@ class AttackSign : public ::testing::Test {
     return json::object();
   }
 
-  uint64_t Gossip(Node* n, const char* name) {
-    const json stats = n->Stats();
-    return stats.contains("gossip") ? stats["gossip"].value(name, uint64_t{0}) : 0;
-  }
+  static uint64_t Gossip(Node* n, const char* name) { return StatsCounter(n, "gossip", name); }
 
   // A CURVE client connected to `target` with the extra key: it speaks as "mallory".
-  zmq::socket_t Client(Node* target) {
-    zmq::socket_t s(context_, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    s.set(zmq::sockopt::curve_serverkey, target->public_key());
-    s.set(zmq::sockopt::curve_publickey, client_public_);
-    s.set(zmq::sockopt::curve_secretkey, client_secret_);
-    s.connect(target->endpoint());
-    return s;
-  }
+  zmq::socket_t Client(Node* target) { return mallory_.Connect(target); }
 
-  WireHeader Header() {
-    WireHeader h;
-    h.cluster_tag = ClusterTag(kClusterSecret);
-    h.sender_id = "mallory";
-    h.sender_epoch = 1;
-    h.sender_heartbeat = ++heartbeat_;
-    return h;
-  }
+  WireHeader Header() { return mallory_.NextHeader(); }
 
   // An empty summary of the victim: what erased its URLs before origins were signed.
   Summary EmptyVictimSummary(uint64_t epoch, uint64_t version) {
@@ -136,13 +120,6 @@ class AttackSign : public ::testing::Test {
     return frame;
   }
 
-  // Sends `frame` to `target` and waits until its counter `name` passes `before`.
-  bool SendAndCount(zmq::socket_t* s, Node* target, const std::string& frame, const char* name,
-                    uint64_t before) {
-    s->send(zmq::buffer(frame));
-    return WaitFor([&] { return Gossip(target, name) > before; }, kWaitDeadline);
-  }
-
   // Frames from one client are handled in order: once a malformed marker sent after them is
   // counted, they were handled. For frames the engine takes without refusing.
   bool Sync(zmq::socket_t* s, Node* target) {
@@ -161,11 +138,9 @@ class AttackSign : public ::testing::Test {
   Node* a_ = nullptr;
   Node* b_ = nullptr;
   std::vector<std::string> urls_;
-  std::string client_public_, client_secret_;
   std::unique_ptr<OriginSigner> mallory_signer_;
   std::unique_ptr<OriginSigner> victim_signer_;
-  uint64_t heartbeat_ = 0;
-  zmq::context_t context_{1};
+  HostileClient mallory_{"mallory"};
 };
 
 TEST_F(AttackSign, ForgedEmptyFullSummaryWithAHigherVersionIsRefused) {
@@ -184,7 +159,7 @@ TEST_F(AttackSign, ForgedEmptyFullSummaryWithAHigherVersionIsRefused) {
   };
   for (const auto& [what, frame] : attempts) {
     const uint64_t before = Gossip(a_, "signatures_refused");
-    EXPECT_TRUE(SendAndCount(&s, a_, frame, "signatures_refused", before)) << what;
+    EXPECT_TRUE(SendAndCount(&s, a_, frame, "gossip", "signatures_refused", before)) << what;
   }
   EXPECT_LT(VictimAt(a_).value("version", uint64_t{0}), version + 100);
   ExpectVictimListedEverywhere();
@@ -211,7 +186,7 @@ TEST_F(AttackSign, ForgedRelayedEpochIsRefused) {
     std::string frame;
     ASSERT_TRUE(EncodeDigestFrame(Header(), body, &frame).ok());
     const uint64_t before = Gossip(a_, "epochs_refused");
-    EXPECT_TRUE(SendAndCount(&s, a_, frame, "epochs_refused", before)) << cert.size();
+    EXPECT_TRUE(SendAndCount(&s, a_, frame, "gossip", "epochs_refused", before)) << cert.size();
     EXPECT_EQ(VictimAt(a_).value("epoch", uint64_t{0}), epoch);
   }
   ExpectVictimListedEverywhere();
@@ -252,8 +227,8 @@ TEST_F(AttackSign, AlteredRelayedDeltaIsRefused) {
   // The genuine delta verifies (the control: the check is what refuses the others).
   ASSERT_TRUE(
       EncodeSummaryFrame(Header(), WireType::kDelta, codec, &frame, state_sig, genuine_sig).ok());
-  EXPECT_TRUE(
-      SendAndCount(&s, a_, frame, "signatures_verified", Gossip(a_, "signatures_verified")));
+  EXPECT_TRUE(SendAndCount(&s, a_, frame, "gossip", "signatures_verified",
+                           Gossip(a_, "signatures_verified")));
   // Other positions under the same signatures.
   SummaryDelta altered = d;
   altered.flipped = {1, 2, 4};
@@ -262,13 +237,15 @@ TEST_F(AttackSign, AlteredRelayedDeltaIsRefused) {
   ASSERT_TRUE(
       EncodeSummaryFrame(Header(), WireType::kDelta, altered_codec, &frame, state_sig, genuine_sig)
           .ok());
-  EXPECT_TRUE(SendAndCount(&s, a_, frame, "signatures_refused", Gossip(a_, "signatures_refused")));
+  EXPECT_TRUE(SendAndCount(&s, a_, frame, "gossip", "signatures_refused",
+                           Gossip(a_, "signatures_refused")));
   // The state signature swapped for another of the victim's: covered by the delta signature.
   const std::string other_state =
       SignState(*victim_signer_, EmptyVictimSummary(epoch, d.version + 1));
   ASSERT_TRUE(
       EncodeSummaryFrame(Header(), WireType::kDelta, codec, &frame, other_state, genuine_sig).ok());
-  EXPECT_TRUE(SendAndCount(&s, a_, frame, "signatures_refused", Gossip(a_, "signatures_refused")));
+  EXPECT_TRUE(SendAndCount(&s, a_, frame, "gossip", "signatures_refused",
+                           Gossip(a_, "signatures_refused")));
   ExpectVictimListedEverywhere();
 }
 
@@ -391,7 +368,7 @@ TEST(SignedOriginsUpgrade, AClusterWithoutSignKeysMovesToRequiredSignatures) {
 
   // Step 1: sign keys in each key file; the nodes restart and sign what they originate.
   for (const std::string& key : {a_key, b_key}) {
-    const CliResult r = Cli("keygen --add-sign-key " + key);
+    const ProcessResult r = RunCli("keygen --add-sign-key " + key, Merged());
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
   // Signing now, but listed without sign= lines: the default still refuses, naming them.
@@ -406,7 +383,7 @@ TEST(SignedOriginsUpgrade, AClusterWithoutSignKeysMovesToRequiredSignatures) {
   // Step 2: every node's sign= line in authorized_keys (from the key files themselves).
   std::string lines;
   for (const auto& [key, id] : {std::pair{a_key, "a"}, std::pair{b_key, "b"}}) {
-    const CliResult r = Cli("keygen --authorized-line " + key + " " + id);
+    const ProcessResult r = RunCli("keygen --authorized-line " + key + " " + id, Merged());
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find(" sign="), std::string::npos) << r.out;
     lines += r.out;

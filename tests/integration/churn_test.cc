@@ -6,7 +6,7 @@
 #include <map>
 #include <random>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

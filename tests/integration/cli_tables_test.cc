@@ -1,35 +1,21 @@
 // `peerbloom stats`, `peers` and `top` against real daemons: the tables people read, and the
 // --json answers scripts read, unchanged.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out;  // stdout only; stderr goes to the test's log
-};
-
-CliRun Cli(const std::string& control, const std::string& args) {
-  const std::string command =
-      std::string(PEERBLOOM_CLI_BIN) + " --control " + control + " " + args + " </dev/null";
-  CliRun r;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// The CLI against `control`: out is its standard output only.
+ProcessResult Cli(const std::string& control, const std::string& args) {
+  return RunCli("--control " + control + " " + args);
 }
 
 std::vector<std::string> Lines(const std::string& text) {
@@ -58,7 +44,7 @@ class CliTables : public ::testing::Test {
 };
 
 TEST_F(CliTables, PeersIsATableAndJsonIsTheAnswer) {
-  CliRun r = Cli(control_, "peers");
+  ProcessResult r = Cli(control_, "peers");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const std::vector<std::string> lines = Lines(r.out);
   ASSERT_EQ(lines.size(), 2u) << r.out;
@@ -80,7 +66,7 @@ TEST_F(CliTables, PeersIsATableAndJsonIsTheAnswer) {
 
 TEST_F(CliTables, StatsShowUnitsAndJsonStaysRaw) {
   ASSERT_TRUE(a_->Add({"http://x/1", "http://x/2", "http://x/3"}));
-  CliRun r = Cli(control_, "stats");
+  ProcessResult r = Cli(control_, "stats");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   // Top-level rows align to the longest key (metrics_endpoint, "-" when off).
   EXPECT_TRUE(std::regex_search(r.out, std::regex("(^|\n)node_id +a\n"))) << r.out;
@@ -100,7 +86,7 @@ TEST_F(CliTables, StatsShowUnitsAndJsonStaysRaw) {
 
 TEST_F(CliTables, TopShowsRatesOfWhatChanged) {
   // Frames follow each other on a pipe; three refreshes 200 ms apart.
-  CliRun r = Cli(control_, "top --count 3 --interval 200");
+  ProcessResult r = Cli(control_, "top --count 3 --interval 200");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   size_t frames = 0;
   for (size_t at = 0; (at = r.out.find("peerbloom top: a tcp://", at)) != std::string::npos; ++at) {

@@ -1,37 +1,23 @@
 // The peerbloom binary as users run it: output, exit codes and messages.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <fstream>
 
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/params.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result Cli(const std::string& args, const std::string& input = "") {
-  std::string command = std::string(PEERBLOOM_CLI_BIN) + " " + args + " 2>&1";
-  if (!input.empty()) command = "printf '" + input + "' | " + command;
-  Result r;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+// The CLI as a user at a terminal sees it: standard output and error together.
+ProcessResult Cli(const std::string& args, const std::string& input = "") {
+  return RunCli(args, Merged(input));
 }
 
 TEST(Cli, CalcForwardAndReverse) {
-  Result r = Cli("calc --items 1000000 --fpr 0.01");
+  ProcessResult r = Cli("calc --items 1000000 --fpr 0.01");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("m = 9585059 bits (1198133 bytes"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("k = 7\n"), std::string::npos) << r.out;
@@ -59,7 +45,7 @@ TEST(Cli, CalcForwardAndReverse) {
 }
 
 TEST(Cli, UnknownCommandSuggestsTheClosest) {
-  Result r = Cli("whohas http://x/");
+  ProcessResult r = Cli("whohas http://x/");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "peerbloom: error: unknown command 'whohas', did you mean 'who-has'?\n");
   r = Cli("--json");
@@ -73,14 +59,14 @@ TEST(Cli, EveryCommandHasHelp) {
   for (const char* cmd : {"who-has", "add", "remove", "stats", "peers", "top", "summary", "calc",
                           "build", "query", "dedup", "inspect", "keygen", "bench", "squid-helper",
                           "report", "squid-outcomes", "log-level"}) {
-    Result r = Cli(std::string(cmd) + " --help");
+    ProcessResult r = Cli(std::string(cmd) + " --help");
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_NE(r.out.find("Usage:"), std::string::npos) << cmd;
   }
 }
 
 TEST(Cli, MissingDaemonIsAnErrorNotAHang) {
-  Result r = Cli("--control ipc:///nonexistent/control.sock who-has http://x/");
+  ProcessResult r = Cli("--control ipc:///nonexistent/control.sock who-has http://x/");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out,
             "peerbloom: error: control socket '/nonexistent/control.sock' does not exist (is "
@@ -91,7 +77,7 @@ TEST(Cli, MissingDaemonIsAnErrorNotAHang) {
 TEST(Cli, KeygenPrintsTheAuthorizedLineOfAnExistingKey) {
   Cluster scratch;  // only for its temporary directory
   const std::string key = scratch.dir() + "/node.key";
-  Result r = Cli("keygen -o " + key);
+  ProcessResult r = Cli("keygen -o " + key);
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const size_t at = r.out.find("authorized_keys line: ");
   ASSERT_NE(at, std::string::npos) << r.out;
@@ -116,7 +102,7 @@ TEST(Cli, BuildQueryInspectAndDedupOffline) {
     std::ofstream urls(dir + "/urls.txt");
     for (int i = 0; i < 5000; ++i) urls << "http://e.example/" << i << "\n";
   }
-  Result r = Cli("build -i " + dir + "/urls.txt -o " + dir + "/s.summary --secret k");
+  ProcessResult r = Cli("build -i " + dir + "/urls.txt -o " + dir + "/s.summary --secret k");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   r = Cli("query -s " + dir + "/s.summary --secret k http://e.example/7");
   EXPECT_EQ(r.exit_code, 0);
@@ -132,7 +118,7 @@ TEST(Cli, BuildQueryInspectAndDedupOffline) {
   // (1 - e^(-10 i / 2^19))^10, summed over i < 5000 about 2e-8 per run.
   r = Cli("dedup -n 20000 -i " + dir + "/urls.txt | wc -l");
   EXPECT_EQ(r.out, "5000\n");
-  r = Cli("dedup -n 20000", "a\\nb\\na\\nc\\nb\\n");
+  r = Cli("dedup -n 20000", "a\nb\na\nc\nb\n");
   EXPECT_EQ(r.out, "a\nb\nc\n");
 }
 
@@ -143,7 +129,7 @@ TEST(Cli, WhoHasExitCodesAgainstADaemon) {
   // A generous timeout: the daemon may be slow to answer on a loaded machine.
   const std::string control =
       "--timeout 60000 --control ipc://" + cluster.dir() + "/solo/control.sock ";
-  Result r = Cli(control + "add http://x/held");
+  ProcessResult r = Cli(control + "add http://x/held");
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out, "added 1\n");
   r = Cli(control + "who-has http://x/held");
@@ -156,7 +142,7 @@ TEST(Cli, WhoHasExitCodesAgainstADaemon) {
   r = Cli(control + "who-has http://x/absent");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "http://x/absent: no node\n");
-  r = Cli(control + "who-has -", "http://x/absent\\nhttp://x/held\\n");
+  r = Cli(control + "who-has -", "http://x/absent\nhttp://x/held\n");
   EXPECT_EQ(r.exit_code, 0);
   r = Cli(control + "remove http://x/never-added");
   EXPECT_EQ(r.exit_code, 0);
@@ -172,7 +158,7 @@ TEST(Cli, SquidMd5UrlsAreCanonicalizedByTheDaemon) {
   options.key_scheme = "squid-md5";
   ASSERT_TRUE(node->Start(options, {}));
   const std::string control = "--control ipc://" + cluster.dir() + "/solo/control.sock ";
-  Result r = Cli(control + "add HTTP://Alpha.LAB:80/t/x");
+  ProcessResult r = Cli(control + "add HTTP://Alpha.LAB:80/t/x");
   ASSERT_EQ(r.out, "added 1\n");
   r = Cli(control + "who-has http://alpha.lab/t/x");
   EXPECT_EQ(r.exit_code, 0);
@@ -206,7 +192,7 @@ TEST(Cli, WhoHasRefusesWhatIsNotAUrlUnderSquidMd5) {
   const std::string not_a_url =
       "peerbloom: error: '127.0.0.40/x' is not a url (expected scheme://host/path)\n";
 
-  Result out = Cli(at_b + "who-has 127.0.0.40/x");
+  ProcessResult out = Cli(at_b + "who-has 127.0.0.40/x");
   EXPECT_EQ(out.exit_code, 2);
   EXPECT_EQ(out.out, not_a_url);
   // Beside URLs: their answers, then the error; exit 2 whatever they claim.
@@ -259,7 +245,7 @@ TEST(Cli, RebuildSaysWhichFeedItRebuilds) {
   // The recorded cache_dir holds three objects (tests/data/squid/README.md).
   const std::string cache_dir = std::string(PEERBLOOM_SOURCE_DIR) + "/tests/data/squid/cache_dir";
   const std::string config = "--timeout 60000 --config " + cluster.dir() + "/solo/peerbloomd.toml ";
-  Result r = Cli(config + "rebuild " + cache_dir);
+  ProcessResult r = Cli(config + "rebuild " + cache_dir);
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "rebuilding the live set of feed '" + store_log +
                        "' from the cache_dirs ('peerbloom stats' shows the feed's rebuild "
@@ -286,7 +272,7 @@ TEST(Cli, OfflineToolsCanonicalizeWithTheConfigsSquidSettings) {
                                     << "squid_append_domain = \".example\"\n";
   std::ofstream(dir + "/urls.txt") << "HTTP://E:80/1\nhttp://e.example/2\n";
   const std::string config = "--config " + dir + "/node.toml ";
-  Result r = Cli(config + "build -i " + dir + "/urls.txt -o " + dir + "/s.summary");
+  ProcessResult r = Cli(config + "build -i " + dir + "/urls.txt -o " + dir + "/s.summary");
   ASSERT_EQ(r.exit_code, 0) << r.out;
   r = Cli(config + "query -s " + dir + "/s.summary http://e.example/1 http://E/2");
   EXPECT_EQ(r.exit_code, 0);
@@ -304,20 +290,14 @@ TEST(Peerbloomd, CheckConfigReportsValidOrTheFirstError) {
   const std::string path = scratch.dir() + "/check.toml";
   std::ofstream(path) << "node_id = \"a\"\nlisten = \"tcp://127.0.0.1:0\"\ndata_dir = \""
                       << scratch.dir() << "/d\"\ncurve = false\n";
-  Result r;
-  FILE* p =
-      ::popen((std::string(PEERBLOOMD_BIN) + " --check-config -c " + path + " 2>&1").c_str(), "r");
-  char buf[1024];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  EXPECT_EQ(WEXITSTATUS(::pclose(p)), 0);
+  const std::vector<std::string> check = {PEERBLOOMD_BIN, "--check-config", "-c", path};
+  ProcessResult r = RunProgram(check, Merged());
+  EXPECT_EQ(r.exit_code, 0);
   EXPECT_EQ(r.out, "config '" + path + "' is valid\n");
 
   std::ofstream(path, std::ios::app) << "bogus = 1\n";
-  r.out.clear();
-  p = ::popen((std::string(PEERBLOOMD_BIN) + " --check-config -c " + path + " 2>&1").c_str(), "r");
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  EXPECT_EQ(WEXITSTATUS(::pclose(p)), 1);
+  r = RunProgram(check, Merged());
+  EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "peerbloomd: fatal: " + path + ":5: unknown key 'bogus'\n");
 }
 

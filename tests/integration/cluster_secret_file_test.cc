@@ -6,23 +6,17 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
-#include <cstdio>
 #include <fstream>
 #include <string>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
 
-std::string Output(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  for (size_t n; p != nullptr && (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  if (p != nullptr) ::pclose(p);
-  return out;
-}
+// A command's standard output and error together.
+std::string Output(const std::string& command) { return RunShell(command, Merged()).out; }
 
 TEST(ClusterSecretFile, ANodeKeyedFromTheFileJoinsTheCluster) {
   Cluster cluster;

@@ -11,11 +11,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <thread>
 
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/fault_util.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/fault_util.h"
+#include "tests/support/seeded_rng.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -87,10 +87,7 @@ TEST(DiskFaults, KillNineDuringSnapshotWritesLosesNothing) {
   ASSERT_TRUE(a->Start(options, {})) << a->log_tail();
   const std::string tmp = cluster.dir() + "/a/state.snapshot.tmp";
   // The kill times are random; the seed is printed so that a failing run can be replayed.
-  const uint64_t seed = std::random_device{}();
-  std::printf("fault_disk kill-time seed %llu\n", static_cast<unsigned long long>(seed));
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  SeededRng rng("fault_disk kill-time");
   constexpr int kKills = 20;
   uint64_t lines = 0;
   int mid_write = 0, restored = 0;

@@ -7,29 +7,23 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <array>
 #include <cstdio>
-#include <memory>
 #include <string>
 
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/fault_util.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/fault_util.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Runs a shell command; returns its exit status and fills *output with stdout and stderr.
+// Runs a shell command; returns its exit code and fills *output with stdout and stderr.
 int Run(const std::string& command, std::string* output = nullptr) {
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen((command + " 2>&1").c_str(), "r"), ::pclose);
-  if (!pipe) return -1;
-  std::string text;
-  std::array<char, 256> buf{};
-  while (std::fgets(buf.data(), buf.size(), pipe.get()) != nullptr) text += buf.data();
-  const int status = ::pclose(pipe.release());
-  if (output != nullptr) *output = text;
-  return status;
+  const ProcessResult r = RunShell(command, Merged());
+  if (output != nullptr) *output = r.out;
+  return r.exit_code;
 }
 
 // Two namespaces, <prefix>l holding 10.250.0.1 and <prefix>r holding 10.250.0.2 on the two ends

@@ -9,8 +9,8 @@
 
 #include <cstdio>
 
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/fault_util.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/fault_util.h"
 
 namespace peerbloom::testing {
 namespace {

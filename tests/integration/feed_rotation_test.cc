@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

@@ -2,7 +2,8 @@
 // counted in stats, and the daemon keeps answering.
 #include <gtest/gtest.h>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/hostile_client.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -11,28 +12,15 @@ class HostilePeer : public ::testing::Test {
  protected:
   void SetUp() override {
     node_ = cluster_.AddNode("target");
-    cluster_.AuthorizeExtraKey(&client_public_, &client_secret_);
+    std::string public_key, secret_key;
+    cluster_.AuthorizeExtraKey(&public_key, &secret_key);
+    client_.SetKeys(public_key, secret_key);
     options_.max_message_bytes = 64 * 1024;
     options_.key_scheme = "squid-md5";
     ASSERT_TRUE(node_->Start(options_, {})) << node_->log_tail();
   }
 
-  // A CURVE client DEALER connected to the target's peer endpoint with the given key pair.
-  zmq::socket_t Client(const std::string& pub, const std::string& sec) {
-    zmq::socket_t s(context_, zmq::socket_type::dealer);
-    s.set(zmq::sockopt::linger, 0);
-    s.set(zmq::sockopt::curve_serverkey, node_->public_key());
-    s.set(zmq::sockopt::curve_publickey, pub);
-    s.set(zmq::sockopt::curve_secretkey, sec);
-    s.connect(node_->endpoint());
-    return s;
-  }
-
-  uint64_t Counter(const char* group, const char* name) {
-    const json stats = node_->Stats();
-    if (!stats.contains(group)) return 0;
-    return stats[group].value(name, uint64_t{0});
-  }
+  uint64_t Counter(const char* group, const char* name) { return StatsCounter(node_, group, name); }
 
   bool StillServes() {
     json reply;
@@ -44,12 +32,11 @@ class HostilePeer : public ::testing::Test {
   Cluster cluster_;
   NodeOptions options_;
   Node* node_ = nullptr;
-  std::string client_public_, client_secret_;
-  zmq::context_t context_{1};
+  HostileClient client_{"test-client"};
 };
 
 TEST_F(HostilePeer, MalformedFrameIsRefusedByGossipAndCounted) {
-  zmq::socket_t s = Client(client_public_, client_secret_);
+  zmq::socket_t s = client_.Connect(node_);
   const uint64_t before = Counter("transport", "refused_by_gossip");
   s.send(zmq::str_buffer("this is not a peerbloom frame"));
   EXPECT_TRUE(WaitFor([&] { return Counter("transport", "refused_by_gossip") == before + 1; },
@@ -59,7 +46,7 @@ TEST_F(HostilePeer, MalformedFrameIsRefusedByGossipAndCounted) {
 }
 
 TEST_F(HostilePeer, MultiFrameMessageIsDrainedAndCounted) {
-  zmq::socket_t s = Client(client_public_, client_secret_);
+  zmq::socket_t s = client_.Connect(node_);
   s.send(zmq::str_buffer("one"), zmq::send_flags::sndmore);
   s.send(zmq::str_buffer("two"), zmq::send_flags::sndmore);
   s.send(zmq::str_buffer("three"));
@@ -73,7 +60,7 @@ TEST_F(HostilePeer, MultiFrameMessageIsDrainedAndCounted) {
 }
 
 TEST_F(HostilePeer, OversizedFrameClosesTheLinkAndIsNeverDelivered) {
-  zmq::socket_t s = Client(client_public_, client_secret_);
+  zmq::socket_t s = client_.Connect(node_);
   s.send(zmq::str_buffer("small first"));
   ASSERT_TRUE(
       WaitFor([&] { return Counter("transport", "refused_by_gossip") == 1; }, kWaitDeadline));
@@ -90,7 +77,7 @@ TEST_F(HostilePeer, UnauthorizedCurveKeyIsDeniedAndCounted) {
   char pub[41] = {};
   char sec[41] = {};
   ASSERT_EQ(zmq_curve_keypair(pub, sec), 0);
-  zmq::socket_t s = Client(pub, sec);
+  zmq::socket_t s = client_.Connect(node_, pub, sec);
   s.send(zmq::str_buffer("knock knock"), zmq::send_flags::dontwait);
   EXPECT_TRUE(WaitFor([&] { return Counter("transport", "zap_denied") >= 1; }, kWaitDeadline));
   EXPECT_EQ(Counter("transport", "messages_in"), 0u);
@@ -98,9 +85,7 @@ TEST_F(HostilePeer, UnauthorizedCurveKeyIsDeniedAndCounted) {
 }
 
 TEST_F(HostilePeer, PlaintextClientCannotTalkToACurveServer) {
-  zmq::socket_t s(context_, zmq::socket_type::dealer);
-  s.set(zmq::sockopt::linger, 0);
-  s.connect(node_->endpoint());
+  zmq::socket_t s = client_.ConnectPlaintext(node_);
   s.send(zmq::str_buffer("plaintext"), zmq::send_flags::dontwait);
   EXPECT_TRUE(
       WaitFor([&] { return Counter("transport", "handshakes_failed") >= 1; }, kWaitDeadline));

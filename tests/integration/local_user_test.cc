@@ -23,28 +23,16 @@
 #include <thread>
 #include <vector>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
 
 constexpr uid_t kNobody = 65534;
 
-struct Result {
-  int exit_code = -1;
-  std::string out;  // stdout and stderr together
-};
-
-Result Shell(const std::string& command) {
-  Result r;
-  FILE* p = ::popen(("timeout 120 " + command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+// A command's standard output and error together, and its exit code.
+ProcessResult Shell(const std::string& command) { return RunShell(command, Merged()); }
 
 std::string ReadAll(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -101,7 +89,9 @@ class LocalUser : public ::testing::Test {
     return path;
   }
 
-  Result Daemon(const std::string& args) { return Shell(std::string(PEERBLOOMD_BIN) + " " + args); }
+  ProcessResult Daemon(const std::string& args) {
+    return Shell(std::string(PEERBLOOMD_BIN) + " " + args);
+  }
 
   // Starts the daemon in the foreground as a child; true once `ready` holds.
   bool Start(const std::string& config, const std::function<bool()>& ready) {
@@ -142,7 +132,7 @@ TEST_F(LocalUser, DataDirOwnedByAnotherUserIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a directory to another user";
   ASSERT_EQ(::chown(data_.c_str(), kNobody, kNobody), 0);
   ASSERT_EQ(::chmod(data_.c_str(), 0755), 0);
-  const Result r = Daemon("--config " + Config() + " --foreground");
+  const ProcessResult r = Daemon("--config " + Config() + " --foreground");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out,
             "peerbloomd: fatal: data_dir '" + data_ +
@@ -155,7 +145,7 @@ TEST_F(LocalUser, DataDirOwnedByAnotherUserIsRefused) {
 TEST_F(LocalUser, DataDirWritableByOthersIsRefused) {
   ASSERT_EQ(::chmod(data_.c_str(), 0777), 0);
   const std::string uid = std::to_string(::geteuid());
-  const Result r = Daemon("--config " + Config() + " --foreground");
+  const ProcessResult r = Daemon("--config " + Config() + " --foreground");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "peerbloomd: fatal: data_dir '" + data_ + "' is owned by uid '" + uid +
                        "' with mode '0777': it must be owned by the daemon's user (uid '" + uid +
@@ -167,7 +157,7 @@ TEST_F(LocalUser, DataDirWritableByOthersIsRefused) {
 // peerbloomd.lock link.
 TEST_F(LocalUser, PlantedLockLinkIsRefusedAndItsTargetUnchanged) {
   ASSERT_EQ(::symlink(victim_.c_str(), (data_ + "/peerbloomd.lock").c_str()), 0);
-  const Result r = Daemon("--config " + Config() + " --foreground");
+  const ProcessResult r = Daemon("--config " + Config() + " --foreground");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "peerbloomd: fatal: '" + data_ +
                        "/peerbloomd.lock' is a symbolic link: the daemon does not follow links "
@@ -191,7 +181,7 @@ TEST_F(LocalUser, PlantedEndpointLinkIsReplacedNotFollowed) {
 TEST_F(LocalUser, PlantedLogLinkIsRefusedAndItsTargetUnchanged) {
   const std::string log_file = data_ + "/peerbloomd.log";
   ASSERT_EQ(::symlink(victim_.c_str(), log_file.c_str()), 0);
-  const Result r = Daemon("--config " + Config());  // not --foreground: logs to the file
+  const ProcessResult r = Daemon("--config " + Config());  // not --foreground: logs to the file
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "peerbloomd: fatal: '" + log_file +
                        "' is a symbolic link: the daemon does not follow links in its data dir "
@@ -215,7 +205,7 @@ TEST_F(LocalUser, TcpControlNeedsTheToken) {
   EXPECT_EQ(st.st_mode & 0777, 0600u);
   const std::string cli = std::string(PEERBLOOM_CLI_BIN) + " --timeout 60000 ";
 
-  Result r = Shell(cli + "--control " + control + " stats");
+  ProcessResult r = Shell(cli + "--control " + control + " stats");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.out, "peerbloom: error: missing or wrong control token\n");
   const std::string wrong = dir_ + "/wrong.token";
@@ -300,7 +290,7 @@ TEST_F(LocalUser, TcpControlHoldsNoBodyWithoutTheToken) {
 }
 
 TEST_F(LocalUser, ConfigThatIsNotARegularFileIsRefused) {
-  Result r = Daemon("--config " + dir_ + " --check-config");
+  ProcessResult r = Daemon("--config " + dir_ + " --check-config");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "peerbloomd: fatal: " + dir_ + ": config file is a directory\n");
   const std::string fifo = dir_ + "/fifo.toml";
@@ -312,7 +302,7 @@ TEST_F(LocalUser, ConfigThatIsNotARegularFileIsRefused) {
 
 TEST_F(LocalUser, ImportedDigestPrefixIsRefusedAsNodeId) {
   const std::string config = Config("", "squid:10.0.0.1:3128");
-  const Result r = Daemon("--config " + config + " --check-config");
+  const ProcessResult r = Daemon("--config " + config + " --check-config");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "peerbloomd: fatal: " + config +
                        ":1: 'node_id' must not start with 'squid:' (reserved for imported Squid "
@@ -327,7 +317,7 @@ TEST_F(LocalUser, KeyFileThatIsADirectorySaysSo) {
   std::string text = ReadAll(config);
   text.replace(text.find("curve = false\n"), 14, "");
   std::ofstream(config) << text;
-  const Result r = Daemon("--config " + config + " --check-config");
+  const ProcessResult r = Daemon("--config " + config + " --check-config");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, "peerbloomd: fatal: key file '" + keys +
                        "' is a directory, not a key file (create one with 'peerbloom keygen -o " +
@@ -349,10 +339,10 @@ TEST_F(LocalUser, CheckConfigRefusesTheFilesStartRefuses) {
   // Each config is refused by --check-config and by the start with the same message (the
   // start may log lines before it).
   auto expect_refused = [&](const std::string& config, const std::string& message) {
-    const Result check = Daemon("--config " + config + " --check-config");
+    const ProcessResult check = Daemon("--config " + config + " --check-config");
     EXPECT_EQ(check.exit_code, 1);
     EXPECT_EQ(check.out, message);
-    const Result start = Daemon("--config " + config + " --foreground");
+    const ProcessResult start = Daemon("--config " + config + " --foreground");
     EXPECT_EQ(start.exit_code, 1);
     EXPECT_TRUE(start.out.ends_with("\n" + message) || start.out == message) << start.out;
   };
@@ -396,7 +386,7 @@ TEST_F(LocalUser, CheckConfigRefusesTheFilesStartRefuses) {
   text = ReadAll(Config());
   text.replace(text.find(data_), data_.size(), fresh);
   std::ofstream(dir_ + "/peerbloomd.toml") << text;
-  const Result check = Daemon("--config " + dir_ + "/peerbloomd.toml --check-config");
+  const ProcessResult check = Daemon("--config " + dir_ + "/peerbloomd.toml --check-config");
   EXPECT_EQ(check.exit_code, 0) << check.out;
   EXPECT_FALSE(std::filesystem::exists(fresh));
 }

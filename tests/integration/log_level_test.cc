@@ -3,8 +3,6 @@
 // format is checked on what the daemon wrote.
 #include <gtest/gtest.h>
 
-#include <sys/wait.h>
-
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -12,7 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -56,15 +55,8 @@ TEST(LogLevel, ControlOperationSetsItAndSighupRereadsTheConfig) {
 
 // `peerbloom log-level [LEVEL]`: stdout and exit status of the CLI against node a.
 std::pair<int, std::string> Cli(const std::string& control, const std::string& args) {
-  const std::string command = std::string(PEERBLOOM_CLI_BIN) + " --control " + control + " " +
-                              args + " </dev/null 2>/dev/null";
-  std::string out;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out.append(buf, n);
-  const int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  const ProcessResult r = RunCli("--control " + control + " " + args);
+  return {r.exit_code, r.out};
 }
 
 TEST(LogLevel, TheCliPrintsAndSetsIt) {

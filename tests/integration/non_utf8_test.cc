@@ -7,10 +7,7 @@
 // The node uses the squid-md5 key scheme: there a key token must be 32 hex digits, so a token
 // that is not UTF-8 is an error whose message quotes it (`remove --key $'\xff'` used to end
 // the daemon that way).
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -18,7 +15,8 @@
 #include <sstream>
 
 #include "peerbloom/escape.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -67,17 +65,6 @@ bool StartsWith(const std::string& s, const std::string& prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
 }
 
-struct CliResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::ostream& operator<<(std::ostream& os, const CliResult& r) {
-  return os << "exit " << r.exit_code << "\nstdout: " << EscapeBytes(r.out)
-            << "\nstderr: " << EscapeBytes(r.err);
-}
-
 constexpr const char* kHeld[] = {"http://held.example/1", "http://held.example/2"};
 constexpr const char* kHexKey = "1DCD286542CB5C0FEE897C41AB94173F";
 
@@ -106,43 +93,16 @@ class NonUtf8 : public ::testing::Test {
   }
 
   // Runs the peerbloom binary with exactly these arguments (no shell), `input` on stdin.
-  CliResult Cli(const std::vector<std::string>& args, const std::string& input = "") {
-    const std::string in_path = dir_ + "/cli.in", out_path = dir_ + "/cli.out",
-                      err_path = dir_ + "/cli.err";
-    std::ofstream(in_path, std::ios::binary | std::ios::trunc) << input;
-    std::vector<std::string> full = {PEERBLOOM_CLI_BIN, "--timeout", "5000"};
-    full.insert(full.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (std::string& a : full) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const pid_t pid = ::fork();
-    if (pid == 0) {
-      // Only async-signal-safe calls between fork and exec: the test process has threads.
-      const int in = ::open(in_path.c_str(), O_RDONLY);
-      const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (in < 0 || out < 0 || err < 0) ::_exit(126);
-      ::dup2(in, 0);
-      ::dup2(out, 1);
-      ::dup2(err, 2);
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    CliResult r;
-    int status = 0;
-    const bool exited =
-        WaitFor([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, milliseconds(30000));
-    if (!exited) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-    }
-    r.exit_code = exited && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = ReadAll(out_path);
-    r.err = ReadAll(err_path);
-    return r;
+  ProcessResult Cli(const std::vector<std::string>& args, const std::string& input = "") {
+    std::vector<std::string> argv = {PEERBLOOM_CLI_BIN, "--timeout", "5000"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    RunOptions options;
+    options.input = input;
+    options.timeout = milliseconds(30000);
+    return RunProgram(argv, options);
   }
 
-  CliResult Online(std::vector<std::string> args, const std::string& input = "") {
+  ProcessResult Online(std::vector<std::string> args, const std::string& input = "") {
     args.insert(args.begin(), {"--control", control_});
     return Cli(args, input);
   }
@@ -202,7 +162,7 @@ TEST_F(NonUtf8, DaemonCommandsOfTheCliAnswerAndTheDaemonKeepsItsData) {
     const std::string url_escaped = "http://t.example/" + x.escaped;
 
     // A URL is bytes: any of these is added, found and removed like any other.
-    CliResult r = Online({"add", url});
+    ProcessResult r = Online({"add", url});
     EXPECT_EQ(r.exit_code, 0) << r;
     EXPECT_EQ(r.out, "added 1\n");
     ++items_;
@@ -299,7 +259,7 @@ TEST_F(NonUtf8, DaemonCommandsOfTheCliAnswerAndTheDaemonKeepsItsData) {
     ExpectIntact("summary, bench and global options");
   }
   // The commands that take no input still answer.
-  CliResult r = Online({"stats"});
+  ProcessResult r = Online({"stats"});
   EXPECT_EQ(r.exit_code, 0) << r;
   EXPECT_NE(r.out.find("\n  internal_errors  0\n"), std::string::npos) << r;
   r = Online({"peers"});
@@ -318,7 +278,7 @@ TEST_F(NonUtf8, OfflineCommandsOfTheCliAnswerClearly) {
     const std::string urls = dir_ + "/urls-" + x.bytes;
     std::ofstream(urls, std::ios::binary) << url << "\n" << kHeld[0] << "\n";
     const std::string built = dir_ + "/b-" + x.bytes + ".summary";
-    CliResult r = Cli({"build", "-i", urls, "-o", built, "--secret", "integration-secret"});
+    ProcessResult r = Cli({"build", "-i", urls, "-o", built, "--secret", "integration-secret"});
     EXPECT_EQ(r.exit_code, 0) << r;
     EXPECT_TRUE(StartsWith(r.out, "wrote '" + dir_ + "/b-" + x.escaped + ".summary': 2 keys, "))
         << r;

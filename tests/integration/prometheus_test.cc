@@ -21,7 +21,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

@@ -5,7 +5,6 @@
 // Waits poll with kWaitDeadline; nothing is timed.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
@@ -14,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/cli_run.h"
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -75,10 +74,11 @@ TEST(PurgeCommand, ClusterPurgeRunsTheHookWithTheUrlAsItsLastArgumentAfterDashDa
       },
       kWaitDeadline));
 
-  const CliResult r =
-      Cli("--json --timeout 60000 --control ipc://" + cluster.dir() +
-          "/C/control.sock purge --cluster --wait 60000 '" +
-          std::string(kUrl).replace(std::string(kUrl).find('\''), 1, "'\\''") + "'");
+  const ProcessResult r =
+      RunCli("--json --timeout 60000 --control ipc://" + cluster.dir() +
+                 "/C/control.sock purge --cluster --wait 60000 '" +
+                 std::string(kUrl).replace(std::string(kUrl).find('\''), 1, "'\\''") + "'",
+             Merged());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::map<std::string, json> results;
   std::istringstream lines(r.out);
@@ -173,7 +173,7 @@ TEST(PurgeCommand, LocalPurgeReportsExitStatusAndTimeout) {
   ASSERT_TRUE(a->Start(o, {})) << a->log_tail();
   ASSERT_TRUE(a->Add({"http://example.com/x"}));
   const std::string at_a = "--timeout 60000 --control ipc://" + cluster.dir() + "/A/control.sock ";
-  CliResult r = Cli(at_a + "purge --wait 60000 http://example.com/x");
+  ProcessResult r = RunCli(at_a + "purge --wait 60000 http://example.com/x", Merged());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out, "A: not purged (purge command exited with status 3)\n");
 
@@ -181,10 +181,10 @@ TEST(PurgeCommand, LocalPurgeReportsExitStatusAndTimeout) {
   o.extra = "purge_command = [" + Toml(stuck) + "]\npurge_command_timeout = \"200ms\"\n";
   ASSERT_TRUE(a->Start(o, {})) << a->log_tail();
   ASSERT_TRUE(a->Add({"http://example.com/x"}));
-  r = Cli(at_a + "purge --wait 60000 http://example.com/x");
+  r = RunCli(at_a + "purge --wait 60000 http://example.com/x", Merged());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out, "A: purge failed: killed after '200' ms\n");
-  r = Cli(at_a + "--json purge --wait 60000 http://example.com/x");
+  r = RunCli(at_a + "--json purge --wait 60000 http://example.com/x", Merged());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   const json j = json::parse(r.out);
   EXPECT_EQ(j["timed_out"], true) << r.out;

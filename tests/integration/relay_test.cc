@@ -4,7 +4,6 @@
 // so "exactly once" is checked on every delivery each node made, not on a counter. Waits poll
 // with kWaitDeadline; nothing is timed.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <fstream>
@@ -16,9 +15,9 @@
 #include <tuple>
 #include <vector>
 
-#include "tests/integration/cli_run.h"
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/relay_listen.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
+#include "tests/support/relay_listen.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -278,14 +277,14 @@ TEST(RelayCli, BroadcastAndListen) {
   std::ofstream(file) << "from a file";
   const std::string input = cluster.dir() + "/stdin.txt";
   std::ofstream(input) << "from stdin";
-  CliResult r = Cli(at_a + "broadcast 'from an argument'");
+  ProcessResult r = RunCli(at_a + "broadcast 'from an argument'", Merged());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.rfind("broadcast a #", 0), 0u) << r.out;
   EXPECT_NE(r.out.find(" (16 bytes)\n"), std::string::npos) << r.out;
-  ASSERT_EQ(Cli(at_a + "broadcast --file " + file).exit_code, 0);
-  ASSERT_EQ(Cli(at_a + "broadcast", input).exit_code, 0);
+  ASSERT_EQ(RunCli(at_a + "broadcast --file " + file, Merged()).exit_code, 0);
+  ASSERT_EQ(RunCli(at_a + "broadcast < " + input, Merged()).exit_code, 0);
   ASSERT_TRUE(WaitFor([&] { return b->Stats()["relay"]["delivered"] == 3; }, kWaitDeadline));
-  r = Cli(at_b + "--json listen --from-start --count 3");
+  r = RunCli(at_b + "--json listen --from-start --count 3", Merged());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::vector<std::string> payloads;
   size_t start = 0;
@@ -299,7 +298,7 @@ TEST(RelayCli, BroadcastAndListen) {
     start = end + 1;
   }
   EXPECT_EQ(payloads, (std::vector<std::string>{"from an argument", "from a file", "from stdin"}));
-  r = Cli(at_b + "listen --from-start --count 1");
+  r = RunCli(at_b + "listen --from-start --count 1", Merged());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   EXPECT_EQ(r.out.rfind("a #", 0), 0u) << r.out;
   EXPECT_NE(r.out.find(" (1 hop) message: from an argument\n"), std::string::npos) << r.out;

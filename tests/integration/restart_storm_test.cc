@@ -20,12 +20,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
-#include <random>
 #include <set>
 #include <string>
 #include <vector>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/seeded_rng.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -54,12 +54,6 @@ struct Subject {
 
 class RestartStorm : public ::testing::Test {
  protected:
-  void SetUp() override {
-    seed_ = std::random_device{}();
-    std::printf("restart storm rng seed %llu\n", static_cast<unsigned long long>(seed_));
-    rng_.seed(seed_);
-  }
-
   Subject* AddSubject(Node* node) {
     subjects_.push_back(std::make_unique<Subject>());
     Subject* s = subjects_.back().get();
@@ -254,8 +248,7 @@ class RestartStorm : public ::testing::Test {
   size_t samples_ = 0;
   size_t violations_ = 0;
   std::string last_restart_ = "the start";
-  uint64_t seed_ = 0;
-  std::mt19937_64 rng_;
+  SeededRng rng_{"restart storm rng"};
 };
 
 TEST_F(RestartStorm, ThreeSigningNodesSeededAsDeployed) {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 namespace {

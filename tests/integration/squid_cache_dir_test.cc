@@ -4,7 +4,6 @@
 // after a Squid restart (which writes no store.log lines) they still equal it.
 // Skipped where Squid is not installed or the test cannot start it (not root).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdio>
@@ -13,16 +12,15 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "peerbloom/squid_store_log_state.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/process.h"
+#include "tests/support/squid_testbed.h"
+#include "tests/support/wait.h"
 
 namespace peerbloom {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct CliOutput {
   int exit_code = -1;
@@ -65,20 +63,13 @@ class SquidKeysTest : public ::testing::Test {
   }
 
   CliOutput SquidKeys(const std::string& args) const {
-    const std::string err_path = bed_.root() + "/squid-keys.err";
-    const std::string command = std::string(PEERBLOOM_CLI_BIN) + " squid-keys " + args + " '" +
-                                dir_ + "/cache' 2>'" + err_path + "'";
+    const testing::ProcessResult r =
+        testing::RunCli("squid-keys " + args + " '" + dir_ + "/cache'");
     CliOutput out;
-    FILE* p = ::popen(command.c_str(), "r");
-    if (p == nullptr) return out;
-    char buf[4096];
-    std::string text;
-    while (size_t n = std::fread(buf, 1, sizeof(buf), p)) text.append(buf, n);
-    const int status = ::pclose(p);
-    out.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::istringstream in(text);
+    out.exit_code = r.exit_code;
+    std::istringstream in(r.out);
     for (std::string line; std::getline(in, line);) out.lines.push_back(line);
-    out.err = ReadFile(err_path);
+    out.err = r.err;
     return out;
   }
 
@@ -91,14 +82,14 @@ class SquidKeysTest : public ::testing::Test {
   // Polls until the keys of `source` equal the store.log live set (Squid writes the log,
   // swap.state and the files as it goes) or 30 s pass; returns the last output.
   CliOutput WaitForAgreement(const std::string& source, std::set<std::string>* log_live) const {
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
     CliOutput out;
-    do {
-      *log_live = StoreLogLiveSet();
-      out = SquidKeys("--source " + source);
-      if (out.exit_code == 0 && Keys(out) == *log_live) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    } while (Clock::now() < deadline);
+    testing::WaitFor(
+        [&] {
+          *log_live = StoreLogLiveSet();
+          out = SquidKeys("--source " + source);
+          return out.exit_code == 0 && Keys(out) == *log_live;
+        },
+        std::chrono::seconds(30), std::chrono::milliseconds(200));
     return out;
   }
 

@@ -26,7 +26,8 @@
 
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/squid_url.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/squid_testbed.h"
+#include "tests/support/wait.h"
 #include "tests/unit/squid/canonical_keys_tsv.h"
 
 namespace peerbloom {
@@ -111,20 +112,25 @@ class SquidCanonicalUrl : public ::testing::Test {
   // appears; returns its key, or "" after 20 s.
   std::string NewSwapoutKey(const std::string& marker) {
     const std::string path = bed_.root() + "/" + bed_.addr() + "/logs/store.log";
-    const auto deadline = Clock::now() + std::chrono::seconds(20);
-    do {
-      std::ifstream in(path, std::ios::binary);
-      for (std::string line; std::getline(in, line);) {
-        std::istringstream fields(line);
-        std::string time, action, dir, file, key;
-        fields >> time >> action >> dir >> file >> key;
-        if (action == "SWAPOUT" && line.find(marker) != std::string::npos &&
-            seen_keys_.insert(key).second) {
-          return key;
-        }
+    std::string found;
+    testing::WaitFor([&] { return !(found = FirstNewSwapoutKey(path, marker)).empty(); },
+                     std::chrono::seconds(20));
+    return found;
+  }
+
+  // The key of the first SWAPOUT line of `path` that mentions `marker` with a key not seen
+  // before (it is seen from now on), or "".
+  std::string FirstNewSwapoutKey(const std::string& path, const std::string& marker) {
+    std::ifstream in(path, std::ios::binary);
+    for (std::string line; std::getline(in, line);) {
+      std::istringstream fields(line);
+      std::string time, action, dir, file, key;
+      fields >> time >> action >> dir >> file >> key;
+      if (action == "SWAPOUT" && line.find(marker) != std::string::npos &&
+          seen_keys_.insert(key).second) {
+        return key;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    } while (Clock::now() < deadline);
+    }
     return "";
   }
 

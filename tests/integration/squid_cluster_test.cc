@@ -21,8 +21,8 @@
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/summary.h"
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/squid_testbed.h"
 
 namespace peerbloom::testing {
 namespace {

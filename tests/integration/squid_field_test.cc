@@ -34,8 +34,8 @@
 #include "peerbloom/squid_cache_dir.h"
 #include "peerbloom/squid_store_log.h"
 #include "peerbloom/summary.h"
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/squid_testbed.h"
 
 namespace peerbloom::testing {
 namespace {

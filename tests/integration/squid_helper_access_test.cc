@@ -18,7 +18,8 @@
 #include <fstream>
 #include <string>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -26,18 +27,11 @@ namespace {
 // Runs `peerbloom --config CONFIG squid-helper` as user proxy on `input`; stdout, and stderr
 // into *err.
 std::string HelperAsProxy(const std::string& config, const std::string& input, std::string* err) {
-  const std::string err_file = ::testing::TempDir() + "/helper_access_err.txt";
-  const std::string command =
-      "printf '%b' '" + input + "' | setpriv --reuid=proxy --regid=proxy --init-groups " +
-      PEERBLOOM_CLI_BIN + " --config " + config + " squid-helper --wait-ms 500 2>" + err_file;
-  std::string out;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  for (size_t n; p != nullptr && (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  if (p != nullptr) ::pclose(p);
-  std::ifstream in(err_file);
-  err->assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  return out;
+  const ProcessResult r =
+      RunShell("printf '%b' '" + input + "' | setpriv --reuid=proxy --regid=proxy --init-groups " +
+               PEERBLOOM_CLI_BIN + " --config " + config + " squid-helper --wait-ms 500");
+  *err = r.err;
+  return r.out;
 }
 
 class SquidHelperAccess : public ::testing::Test {

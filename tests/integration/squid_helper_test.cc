@@ -7,32 +7,21 @@
 #include <cstdio>
 #include <fstream>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
 
 // Runs the helper with `args` on `input`; its standard output.
 std::string Helper(const std::string& args, const std::string& input) {
-  const std::string command = "printf '%b' '" + input + "' | " + PEERBLOOM_CLI_BIN + " " + args +
-                              " squid-helper --wait-ms 200 2>/dev/null";
-  std::string out;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  ::pclose(p);
-  return out;
+  return RunShell("printf '%b' '" + input + "' | " + PEERBLOOM_CLI_BIN + " " + args +
+                  " squid-helper --wait-ms 200")
+      .out;
 }
 
 // A command's standard output and error.
-std::string Output(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
+std::string Output(const std::string& command) { return RunShell(command, Merged()).out; }
 
 TEST(SquidHelper, NamesTheHolderAndAnswersErrWhenTheDaemonIsGone) {
   Cluster cluster;

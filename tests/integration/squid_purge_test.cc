@@ -5,15 +5,13 @@
 // empty, skips it; B either skips it or, on a false positive of its filter, finds it is not
 // in its Squid (404). Skipped where Squid is not installed or cannot be started (not root).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <cstdio>
 #include <map>
 #include <string>
 
-#include "tests/integration/cli_run.h"
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
+#include "tests/support/squid_testbed.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -61,8 +59,9 @@ TEST(SquidPurge, ClusterPurgeRunsWhereTheFilterMayHoldTheUrl) {
       << a->Stats().dump() << "\n"
       << a->log_tail();
 
-  const CliResult r = Cli("--json --timeout 60000 --control ipc://" + cluster.dir() +
-                          "/C/control.sock purge --cluster --wait 30000 " + url);
+  const ProcessResult r = RunCli("--json --timeout 60000 --control ipc://" + cluster.dir() +
+                                     "/C/control.sock purge --cluster --wait 30000 " + url,
+                                 Merged());
   ASSERT_EQ(r.exit_code, 0) << r.out;
   std::map<std::string, json> results;
   size_t start = 0;

@@ -1,6 +1,6 @@
 // The shipped routing recipe (configs/squid/peerbloom-routing.conf.in rendered by
 // scripts/peerbloom-squid-routing, docs/squid.md) on three real Squids and three daemons, no
-// ICP and no digests (tests/integration/squid_routing_cluster.h draws the setup).
+// ICP and no digests (tests/support/squid_routing_cluster.h draws the setup).
 //
 // SquidRouting.ShippedRecipe... checks that a URL cached at A and requested at B is fetched
 // from A (B logs the parent route, A the hit); a URL nobody holds goes direct; a false hit (A's
@@ -32,7 +32,8 @@
 #include <utility>
 #include <vector>
 
-#include "tests/integration/squid_routing_cluster.h"
+#include "tests/support/process.h"
+#include "tests/support/squid_routing_cluster.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -47,14 +48,7 @@ constexpr int kLatency = 15;      // false hits and plain misses timed
 
 int Shell(const std::string& command) { return std::system(command.c_str()); }
 
-std::string Slurp(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen(command.c_str(), "r");
-  char buf[4096];
-  for (size_t n; p != nullptr && (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  if (p != nullptr) ::pclose(p);
-  return out;
-}
+std::string Slurp(const std::string& command) { return RunShell(command).out; }
 
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;

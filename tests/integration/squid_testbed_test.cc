@@ -14,16 +14,14 @@
 #include <set>
 #include <sstream>
 #include <string>
-#include <thread>
 
 #include "peerbloom/squid_digest.h"
 #include "peerbloom/squid_store_log_state.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/squid_testbed.h"
+#include "tests/support/wait.h"
 
 namespace peerbloom {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 class SquidTestbed : public ::testing::Test {
  protected:
@@ -92,25 +90,23 @@ TEST_F(SquidTestbed, StoreLogAndDigestDescribeTheCache) {
       expected.insert(encoder.SquidStoreKey(origin_ + "/o" + std::to_string(i) + ".html"));
   }
   // Squid writes store.log lines as it goes; poll until they are all there.
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
   std::set<SquidKey> live;
-  while ((live = LiveKeysInStoreLog()) != expected && Clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  testing::WaitFor([&] { return (live = LiveKeysInStoreLog()) == expected; },
+                   std::chrono::seconds(60), std::chrono::milliseconds(100));
   EXPECT_EQ(live, expected);
 
   // The digest is rebuilt every DIGEST_PERIOD seconds: poll until it covers the objects.
-  const auto digest_deadline = Clock::now() + std::chrono::seconds(90);
   CacheDigest digest;
   size_t covered = 0;
-  while (Clock::now() < digest_deadline) {
-    covered = 0;
-    if (FetchDigest(&digest)) {
-      for (const SquidKey& k : expected) covered += digest.MayContain(k);
-    }
-    if (covered == expected.size()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  }
+  testing::WaitFor(
+      [&] {
+        covered = 0;
+        if (FetchDigest(&digest)) {
+          for (const SquidKey& k : expected) covered += digest.MayContain(k);
+        }
+        return covered == expected.size();
+      },
+      std::chrono::seconds(90), std::chrono::milliseconds(500));
   EXPECT_EQ(covered, expected.size()) << "the digest never reported every stored object";
   EXPECT_EQ(digest.header().version_current, 5);
   EXPECT_GE(digest.header().count, expected.size());
@@ -132,16 +128,16 @@ class SquidTestbedSmallCache : public SquidTestbed {
 // refuses some writes (SO_FAIL). The live set must end equal to the files on disk.
 TEST_F(SquidTestbedSmallCache, EvictionsAreReleasesOfLiveKeys) {
   ASSERT_EQ(Run("fill " + addr_ + " 60"), 0);
-  const auto deadline = Clock::now() + std::chrono::seconds(60);
   StoreLogCounters c;
   size_t live = 0, files = 0;
-  do {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    files = FilesOnDisk();
-    live = LiveKeysInStoreLog(&c).size();
-    // Squid's store maintenance evicts down to cache_swap_low about once a second.
-  } while ((live != files || c.adds + c.swapout_failures < 60 || c.removes == 0) &&
-           Clock::now() < deadline);
+  // Squid's store maintenance evicts down to cache_swap_low about once a second.
+  testing::WaitFor(
+      [&] {
+        files = FilesOnDisk();
+        live = LiveKeysInStoreLog(&c).size();
+        return live == files && c.adds + c.swapout_failures >= 60 && c.removes != 0;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(200));
   EXPECT_EQ(live, files);
   EXPECT_GT(c.removes, 0u) << "no eviction happened: the test proves nothing";
   EXPECT_LT(files, 60u);

@@ -9,7 +9,7 @@
 #include <random>
 #include <string>
 
-#include "tests/unit/gossip/sim_cluster.h"
+#include "tests/support/sim_cluster.h"
 
 namespace peerbloom {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "peerbloom/key_scheme.h"
 #include "peerbloom/squid_digest.h"
-#include "tests/unit/gossip/sim_cluster.h"
+#include "tests/support/sim_cluster.h"
 
 namespace peerbloom {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <cstdio>
 
-#include "tests/unit/gossip/large_sim.h"
+#include "tests/support/large_sim.h"
 
 namespace peerbloom {
 namespace {

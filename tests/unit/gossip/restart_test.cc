@@ -13,7 +13,7 @@
 #include "peerbloom/gossip.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"
-#include "tests/unit/gossip/sim_cluster.h"
+#include "tests/support/sim_cluster.h"
 
 namespace peerbloom {
 namespace {

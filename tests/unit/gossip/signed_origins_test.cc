@@ -9,7 +9,7 @@
 #include <string>
 
 #include "peerbloom/origin_sig.h"
-#include "tests/unit/gossip/sim_cluster.h"
+#include "tests/support/sim_cluster.h"
 
 namespace peerbloom {
 namespace {

@@ -1,7 +1,7 @@
 // The relay simulator's targets at test sizes (bench/relay_sim_bench runs them up to 10,000
 // nodes). Every run is deterministic: a fixed seed drives topology, failures, latency and
 // loss, and the relay itself takes no randomness.
-#include "bench/relay_sim.h"
+#include "tests/support/relay_sim.h"
 #include "gtest/gtest.h"
 
 namespace peerbloom::relay_sim {

@@ -10,8 +10,8 @@
 // visited filter alone (no seen set, no announcements, no loss) once with the Bloom filter
 // and once with the exact path, to count the deliveries a filter false positive would cost
 // without repair.
-#ifndef PEERBLOOM_BENCH_RELAY_SIM_H_
-#define PEERBLOOM_BENCH_RELAY_SIM_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_RELAY_SIM_H_
+#define PEERBLOOM_TESTS_SUPPORT_RELAY_SIM_H_
 
 #include <algorithm>
 #include <cmath>
@@ -537,4 +537,4 @@ class Simulator {
 
 }  // namespace peerbloom::relay_sim
 
-#endif  // PEERBLOOM_BENCH_RELAY_SIM_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_RELAY_SIM_H_

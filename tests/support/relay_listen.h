@@ -1,6 +1,6 @@
 // Reads a node's broadcast deliveries through the `listen` control operation.
-#ifndef PEERBLOOM_TESTS_INTEGRATION_RELAY_LISTEN_H_
-#define PEERBLOOM_TESTS_INTEGRATION_RELAY_LISTEN_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_RELAY_LISTEN_H_
+#define PEERBLOOM_TESTS_SUPPORT_RELAY_LISTEN_H_
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 
@@ -43,4 +43,4 @@ inline std::vector<Listened> ListenAll(Node* node) {
 
 }  // namespace peerbloom::testing
 
-#endif  // PEERBLOOM_TESTS_INTEGRATION_RELAY_LISTEN_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_RELAY_LISTEN_H_

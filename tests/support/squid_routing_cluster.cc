@@ -1,4 +1,5 @@
-#include "tests/integration/squid_routing_cluster.h"
+#include "tests/support/squid_routing_cluster.h"
+#include "tests/support/process.h"
 
 #include <sys/stat.h>
 
@@ -14,16 +15,6 @@ namespace {
 constexpr const char* kNodeIds[] = {"A", "B", "C"};
 constexpr const char* kPeerNames =
     "squid_peer_names = { A = \"cache-a\", B = \"cache-b\", C = \"cache-c\" }\n";
-
-std::string Capture(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen(command.c_str(), "r");
-  if (p == nullptr) return "popen failed";
-  char buf[256];
-  for (size_t n; (n = std::fread(buf, 1, sizeof(buf), p)) > 0;) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
 
 }  // namespace
 
@@ -61,8 +52,9 @@ std::vector<std::string> LinesWith(const std::string& text, const std::string& n
 
 std::string Fetch(const std::string& proxy, const std::string& url, double* ms) {
   const std::string out =
-      Capture("curl -s -o /dev/null --max-time 20 -w '%{http_code} %{time_total}' -x http://" +
-              proxy + ":3128 '" + url + "'");
+      RunShell("curl -s -o /dev/null --max-time 20 -w '%{http_code} %{time_total}' -x http://" +
+               proxy + ":3128 '" + url + "'")
+          .out;
   const size_t space = out.find(' ');
   if (ms != nullptr) *ms = space == std::string::npos ? -1 : std::atof(&out[space + 1]) * 1000;
   return out.substr(0, space);

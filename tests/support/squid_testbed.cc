@@ -1,4 +1,5 @@
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/squid_testbed.h"
+#include "tests/support/process.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -111,12 +112,7 @@ std::vector<std::string> SquidTestbed::Origins() const {
 int SquidTestbed::Run(const std::string& args) const { return std::system(Command(args).c_str()); }
 
 std::string SquidTestbed::Capture(const std::string& args) const {
-  std::string out;
-  FILE* p = ::popen(Command(args).c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[256];
-  while (std::fgets(buf, sizeof(buf), p) != nullptr) out += buf;
-  ::pclose(p);
+  std::string out = RunShell(Command(args)).out;
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return out;
 }

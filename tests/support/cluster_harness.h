@@ -5,8 +5,8 @@
 // Waits poll with deadlines of tens of seconds: a loaded machine may stall a process for
 // seconds, and only a daemon that died makes a wait give up early. Children die with the test
 // process (PR_SET_PDEATHSIG) and are killed on teardown.
-#ifndef PEERBLOOM_TESTS_INTEGRATION_CLUSTER_HARNESS_H_
-#define PEERBLOOM_TESTS_INTEGRATION_CLUSTER_HARNESS_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_CLUSTER_HARNESS_H_
+#define PEERBLOOM_TESTS_SUPPORT_CLUSTER_HARNESS_H_
 
 #include <sys/types.h>
 
@@ -19,9 +19,15 @@
 #include <vector>
 #include <zmq.hpp>
 
+#include "tests/support/wait.h"
+
 namespace peerbloom::testing {
 
 using nlohmann::json;
+
+// The cluster secret every node of a Cluster holds (in its config, or in the file of
+// NodeOptions::cluster_secret_file when the test writes one).
+inline constexpr char kClusterSecret[] = "integration-secret";
 
 struct NodeOptions {
   int gossip_interval_ms = 200;
@@ -133,14 +139,8 @@ class Cluster {
   int extra_keys_ = 0;
 };
 
-// The deadline for a wait on real processes (gossip to spread, a daemon to notice something):
-// generous, because a loaded machine (ctest -j, builds beside it) may stall a process for
-// seconds. A wait returns as soon as its condition holds, so a long deadline costs nothing.
-inline constexpr std::chrono::seconds kWaitDeadline{30};
-
-// Polls `condition` every 20 ms until it holds or `timeout` passes. Returns the result of the
-// last evaluation.
-bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout);
+// The stats counter group.name of `node` (`stats` answer), 0 when absent.
+uint64_t StatsCounter(Node* node, const char* group, const char* name);
 
 // Whether `observer` lists `node_id` as alive.
 bool SeesAlive(Node* observer, const std::string& node_id);
@@ -154,4 +154,4 @@ uint64_t ProcStatusBytes(pid_t pid, const std::string& field);
 
 }  // namespace peerbloom::testing
 
-#endif  // PEERBLOOM_TESTS_INTEGRATION_CLUSTER_HARNESS_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_CLUSTER_HARNESS_H_

@@ -1,4 +1,4 @@
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -17,7 +17,6 @@
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <thread>
 
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/client/who_has.h"
@@ -68,13 +67,10 @@ int ReservePort(int port) {
 
 }  // namespace
 
-bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    if (condition()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+uint64_t StatsCounter(Node* node, const char* group, const char* name) {
+  const json stats = node->Stats();
+  if (!stats.contains(group)) return 0;
+  return stats[group].value(name, uint64_t{0});
 }
 
 bool SeesAlive(Node* observer, const std::string& node_id) {
@@ -172,7 +168,7 @@ std::string Node::WriteConfig(const NodeOptions& o, const std::vector<Node*>& se
       << "key_file = \"" << key_file_ << "\"\n"
       << "authorized_keys = \"" << dir_ << "/../authorized_keys\"\n"
       << (o.cluster_secret_file.empty()
-              ? std::string("cluster_secret = \"integration-secret\"\n")
+              ? "cluster_secret = \"" + std::string(kClusterSecret) + "\"\n"
               : "cluster_secret_file = \"" + o.cluster_secret_file + "\"\n")
       << "key_scheme = \"" << o.key_scheme << "\"\n"
       << "capacity = " << o.capacity << "\n"

@@ -3,8 +3,8 @@
 // daemon. The network is event-driven: a frame sent at t arrives at t + latency (+ a seeded
 // random jitter, which reorders), and may be dropped or duplicated with seeded probabilities;
 // a filter hook can drop chosen frames. Nothing here reads a wall clock.
-#ifndef PEERBLOOM_TESTS_UNIT_GOSSIP_SIM_CLUSTER_H_
-#define PEERBLOOM_TESTS_UNIT_GOSSIP_SIM_CLUSTER_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_SIM_CLUSTER_H_
+#define PEERBLOOM_TESTS_SUPPORT_SIM_CLUSTER_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "lib/util/splitmix64.h"
 #include "peerbloom/counting_bloom_filter.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/hash.h"
@@ -26,6 +27,13 @@
 #include "peerbloom/wire.h"
 
 namespace peerbloom::sim {
+
+// Key `id` of node `node`: distinct keys for distinct (node, id) while id < 2^40, spread like
+// hashes of real URLs.
+inline KeyHash NodeKey(uint64_t node, uint64_t id) {
+  const uint64_t a = SplitMix64((node << 40) ^ id);
+  return KeyHash{a, SplitMix64(a)};
+}
 
 struct NetOptions {
   uint64_t seed = 1;
@@ -379,4 +387,4 @@ class SimCluster {
 
 }  // namespace peerbloom::sim
 
-#endif  // PEERBLOOM_TESTS_UNIT_GOSSIP_SIM_CLUSTER_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_SIM_CLUSTER_H_

@@ -14,15 +14,15 @@
 // route log itself (squid_route_log). Nothing is opened wider by hand. Every file a Squid
 // reads (rendered recipe, helper config) lives in its bed's directory, which `squid -k
 // shutdown` parses again. Not copyable: it owns the running Squids and daemons.
-#ifndef PEERBLOOM_TESTS_INTEGRATION_SQUID_ROUTING_CLUSTER_H_
-#define PEERBLOOM_TESTS_INTEGRATION_SQUID_ROUTING_CLUSTER_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_SQUID_ROUTING_CLUSTER_H_
+#define PEERBLOOM_TESTS_SUPPORT_SQUID_ROUTING_CLUSTER_H_
 
 #include <array>
 #include <string>
 #include <vector>
 
-#include "tests/integration/cluster_harness.h"
-#include "tests/integration/squid_testbed.h"
+#include "tests/support/cluster_harness.h"
+#include "tests/support/squid_testbed.h"
 
 namespace peerbloom::testing {
 
@@ -89,4 +89,4 @@ class RoutedSquids {
 
 }  // namespace peerbloom::testing
 
-#endif  // PEERBLOOM_TESTS_INTEGRATION_SQUID_ROUTING_CLUSTER_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_SQUID_ROUTING_CLUSTER_H_

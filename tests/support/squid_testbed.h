@@ -4,8 +4,8 @@
 // Each Squid needs its own address, and tests run in parallel processes, so an address in
 // 127.0.0.200-249 is claimed with a lock file held (flock) until Stop() or the process exits.
 // Not copyable: it owns the running Squid, the lock and the directory.
-#ifndef PEERBLOOM_TESTS_INTEGRATION_SQUID_TESTBED_H_
-#define PEERBLOOM_TESTS_INTEGRATION_SQUID_TESTBED_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_SQUID_TESTBED_H_
+#define PEERBLOOM_TESTS_SUPPORT_SQUID_TESTBED_H_
 
 #include <string>
 #include <vector>
@@ -82,4 +82,4 @@ class SquidTestbed {
 
 }  // namespace peerbloom::testing
 
-#endif  // PEERBLOOM_TESTS_INTEGRATION_SQUID_TESTBED_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_SQUID_TESTBED_H_

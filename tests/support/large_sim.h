@@ -14,8 +14,8 @@
 //
 // Bytes are everything a node sends (frame headers included), per second of the measure
 // window, for the nodes up through all of it.
-#ifndef PEERBLOOM_TESTS_UNIT_GOSSIP_LARGE_SIM_H_
-#define PEERBLOOM_TESTS_UNIT_GOSSIP_LARGE_SIM_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_LARGE_SIM_H_
+#define PEERBLOOM_TESTS_SUPPORT_LARGE_SIM_H_
 
 #include <algorithm>
 #include <cstdint>
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/unit/gossip/sim_cluster.h"
+#include "tests/support/sim_cluster.h"
 
 namespace peerbloom::sim {
 
@@ -195,17 +195,6 @@ class LargeSim {
     return n;
   }
 
-  static KeyHash NodeKey(uint64_t node, uint64_t id) {
-    auto mix = [](uint64_t x) {
-      x += 0x9e3779b97f4a7c15ULL;
-      x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-      x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-      return x ^ (x >> 31);
-    };
-    const uint64_t a = mix((node << 40) ^ id);
-    return KeyHash{a, mix(a)};
-  }
-
   int Add() {
     NodeSpec s;
     const int i = static_cast<int>(c_.size());
@@ -361,4 +350,4 @@ class LargeSim {
 
 }  // namespace peerbloom::sim
 
-#endif  // PEERBLOOM_TESTS_UNIT_GOSSIP_LARGE_SIM_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_LARGE_SIM_H_

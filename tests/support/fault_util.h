@@ -1,7 +1,7 @@
 // Helpers shared by the fault tests: counting false negatives over a whole cluster, and
 // timing a wait.
-#ifndef PEERBLOOM_TESTS_INTEGRATION_FAULT_UTIL_H_
-#define PEERBLOOM_TESTS_INTEGRATION_FAULT_UTIL_H_
+#ifndef PEERBLOOM_TESTS_SUPPORT_FAULT_UTIL_H_
+#define PEERBLOOM_TESTS_SUPPORT_FAULT_UTIL_H_
 
 #include <algorithm>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/integration/cluster_harness.h"
+#include "tests/support/cluster_harness.h"
 
 namespace peerbloom::testing {
 
@@ -49,4 +49,4 @@ inline double SecondsSince(std::chrono::steady_clock::time_point t) {
 
 }  // namespace peerbloom::testing
 
-#endif  // PEERBLOOM_TESTS_INTEGRATION_FAULT_UTIL_H_
+#endif  // PEERBLOOM_TESTS_SUPPORT_FAULT_UTIL_H_
