@@ -70,85 +70,122 @@ size_t SampledFalseNegatives(const SimCluster& c, const std::vector<Window>& w,
   return misses;
 }
 
-bool Run(int nodes, uint64_t keys) {
-  Geometry g;
-  if (!ChooseGeometry(Profile::kBalanced, keys, 0.01, &g).ok()) return false;
-  const double wall0 = WallSeconds();
-  SimCluster c;
+// Nodes "node0".."node<n-1>", each seeded with node0 (node0 with node1), filters sized for
+// `keys` at 1 %.
+void AddNodes(int nodes, const Geometry& g, SimCluster* c) {
   for (int i = 0; i < nodes; ++i) {
     NodeSpec s;
     s.id = "node" + std::to_string(i);
     s.seeds = {i == 0 ? "node1" : "node0"};
     s.log2_counters = g.log2_counters;
     s.k = g.k;
-    c.AddNode(s);
+    c->AddNode(s);
   }
+}
+
+// Every node adds its first `keys` keys and publishes.
+std::vector<Window> FillNodes(int nodes, uint64_t keys, SimCluster* c) {
   std::vector<Window> w(nodes);
   for (int i = 0; i < nodes; ++i) {
-    for (; w[i].hi < keys; ++w[i].hi) c.AddHash(i, NodeKey(i, w[i].hi));
-    c.Publish(i);
+    for (; w[i].hi < keys; ++w[i].hi) c->AddHash(i, NodeKey(i, w[i].hi));
+    c->Publish(i);
   }
-  const int64_t join_start = c.now();
-  if (!c.RunUntilTrue([&] { return c.AllHoldAll(); }, join_start + 600 * kInterval, 10)) {
+  return w;
+}
+
+// Simulated seconds until every node holds every node's current summary.
+bool TimeJoin(int nodes, SimCluster* c, double* join_s) {
+  const int64_t join_start = c->now();
+  if (!c->RunUntilTrue([&] { return c->AllHoldAll(); }, join_start + 600 * kInterval, 10)) {
     std::fprintf(stderr, "gossip_sim_bench: error: %d nodes did not converge\n", nodes);
     return false;
   }
-  const double join_s = (c.now() - join_start) / 1000.0;
-  Summary any;
-  (void)c.engine(1).GetSummary("node0", &any);
+  *join_s = (c->now() - join_start) / 1000.0;
+  return true;
+}
 
-  // Steady churn: 1 % of the keys per minute, published every interval.
+// Gossip bytes per second per node under churn, in total and by frame type.
+struct ChurnBytes {
+  uint64_t per_second = 0;                               // keys replaced per node per second
+  std::vector<double> rates;                             // per node
+  std::vector<double> by_type = std::vector<double>(8);  // mean per node, by WireType
+};
+
+// Steady churn: 1 % of the keys per minute, published every interval.
+bool MeasureChurn(uint64_t keys, SimCluster* c, std::vector<Window>* w, ChurnBytes* out) {
+  const int nodes = static_cast<int>(c->size());
   const uint64_t per_second = std::max<uint64_t>(1, keys / 100 / 60);
   std::vector<uint64_t> bytes0(nodes), by_type0(8);
   for (int i = 0; i < nodes; ++i) {
-    bytes0[i] = c.node(i).bytes_sent;
-    for (int t = 0; t < 8; ++t) by_type0[t] += c.node(i).bytes_by_type[t];
+    bytes0[i] = c->node(i).bytes_sent;
+    for (int t = 0; t < 8; ++t) by_type0[t] += c->node(i).bytes_by_type[t];
   }
   const int kSeconds = 60;
   for (int s = 0; s < kSeconds; ++s) {
     for (int i = 0; i < nodes; ++i) {
       for (uint64_t j = 0; j < per_second; ++j) {
-        if (!c.RemoveHash(i, NodeKey(i, w[i].lo++))) return false;
-        c.AddHash(i, NodeKey(i, w[i].hi++));
+        if (!c->RemoveHash(i, NodeKey(i, (*w)[i].lo++))) return false;
+        c->AddHash(i, NodeKey(i, (*w)[i].hi++));
       }
-      c.Publish(i);
+      c->Publish(i);
     }
-    c.RunFor(kInterval);
+    c->RunFor(kInterval);
   }
-  std::vector<double> rates(nodes);
-  std::vector<double> by_type(8);
+  out->per_second = per_second;
+  out->rates.assign(nodes, 0);
   for (int i = 0; i < nodes; ++i) {
-    rates[i] = static_cast<double>(c.node(i).bytes_sent - bytes0[i]) / kSeconds;
-    for (int t = 0; t < 8; ++t) by_type[t] += c.node(i).bytes_by_type[t];
+    out->rates[i] = static_cast<double>(c->node(i).bytes_sent - bytes0[i]) / kSeconds;
+    for (int t = 0; t < 8; ++t) out->by_type[t] += c->node(i).bytes_by_type[t];
   }
-  for (int t = 0; t < 8; ++t) by_type[t] = (by_type[t] - by_type0[t]) / nodes / kSeconds;
-  std::vector<double> sorted = rates;
-  std::sort(sorted.begin(), sorted.end());
-  double mean = 0;
-  for (double r : rates) mean += r / nodes;
+  for (int t = 0; t < 8; ++t) {
+    out->by_type[t] = (out->by_type[t] - by_type0[t]) / nodes / kSeconds;
+  }
+  return true;
+}
 
-  // Convergence of single adds.
-  std::mt19937_64 rng(99);
-  std::vector<double> intervals;
+// Convergence of single adds: gossip intervals from each add until every other node lists
+// it, sorted.
+bool TimeAdds(SimCluster* c, std::vector<Window>* w, std::mt19937_64* rng,
+              std::vector<double>* intervals) {
+  const int nodes = static_cast<int>(c->size());
   for (int trial = 0; trial < 20; ++trial) {
-    c.RunFor(static_cast<int64_t>(rng() % kInterval));
-    const int holder = static_cast<int>(rng() % nodes);
-    const KeyHash h = NodeKey(holder, w[holder].hi++);
-    c.AddHash(holder, h);
-    c.Publish(holder);
-    const int64_t t0 = c.now();
-    if (!c.RunUntilTrue([&] { return VisibleEverywhere(c, holder, h); }, t0 + 30 * kInterval, 10)) {
+    c->RunFor(static_cast<int64_t>((*rng)() % kInterval));
+    const int holder = static_cast<int>((*rng)() % nodes);
+    const KeyHash h = NodeKey(holder, (*w)[holder].hi++);
+    c->AddHash(holder, h);
+    c->Publish(holder);
+    const int64_t t0 = c->now();
+    if (!c->RunUntilTrue([&] { return VisibleEverywhere(*c, holder, h); }, t0 + 30 * kInterval,
+                         10)) {
       std::fprintf(stderr, "gossip_sim_bench: error: add not visible after 30 intervals\n");
       return false;
     }
-    intervals.push_back(static_cast<double>(c.now() - t0) / kInterval);
+    intervals->push_back(static_cast<double>(c->now() - t0) / kInterval);
   }
-  std::sort(intervals.begin(), intervals.end());
-  if (!c.RunUntilTrue([&] { return c.AllHoldAll(); }, c.now() + 60 * kInterval, 10)) {
-    return false;
-  }
-  const size_t misses = SampledFalseNegatives(c, w, &rng);
+  std::sort(intervals->begin(), intervals->end());
+  return true;
+}
 
+// What one cluster size prints.
+struct ClusterReport {
+  int nodes = 0;
+  uint64_t keys = 0;
+  unsigned k = 0, log2_bits = 0;
+  double join_s = 0;
+  ChurnBytes churn;
+  std::vector<double> intervals;  // sorted
+  size_t misses = 0;
+  double wall0 = 0;
+};
+
+void PrintCluster(const ClusterReport& r) {
+  const int nodes = r.nodes;
+  const std::vector<double>& rates = r.churn.rates;
+  const std::vector<double>& by_type = r.churn.by_type;
+  std::vector<double> sorted = rates;
+  std::sort(sorted.begin(), sorted.end());
+  double mean = 0;
+  for (double rate : rates) mean += rate / nodes;
   std::printf(
       "%d nodes, %llu keys/node (k=%u, summary 2^%u bits), churn %llu keys/s/node (1 %%/min)\n"
       "  join: all summaries everywhere after %.1f s simulated\n"
@@ -157,14 +194,39 @@ bool Run(int nodes, uint64_t keys) {
       "  add -> visible at all %d nodes: median %.2f, max %.2f gossip intervals\n"
       "  false negatives after convergence: %zu of %d sampled (key, node) checks\n"
       "  wall time %.1f s\n",
-      nodes, static_cast<unsigned long long>(keys), g.k, any.filter.log2_bits(),
-      static_cast<unsigned long long>(per_second), join_s, sorted[nodes / 2], mean, sorted.back(),
-      rates[0], by_type[static_cast<int>(WireType::kDelta)],
+      nodes, static_cast<unsigned long long>(r.keys), r.k, r.log2_bits,
+      static_cast<unsigned long long>(r.churn.per_second), r.join_s, sorted[nodes / 2], mean,
+      sorted.back(), rates[0], by_type[static_cast<int>(WireType::kDelta)],
       by_type[static_cast<int>(WireType::kDigest)],
       by_type[static_cast<int>(WireType::kFullSummary)],
-      by_type[static_cast<int>(WireType::kRequestFull)], nodes, intervals[intervals.size() / 2],
-      intervals.back(), misses, nodes * 50 * (nodes - 1), WallSeconds() - wall0);
-  return misses == 0;
+      by_type[static_cast<int>(WireType::kRequestFull)], nodes, r.intervals[r.intervals.size() / 2],
+      r.intervals.back(), r.misses, nodes * 50 * (nodes - 1), WallSeconds() - r.wall0);
+}
+
+bool Run(int nodes, uint64_t keys) {
+  Geometry g;
+  if (!ChooseGeometry(Profile::kBalanced, keys, 0.01, &g).ok()) return false;
+  ClusterReport r;
+  r.nodes = nodes;
+  r.keys = keys;
+  r.k = g.k;
+  r.wall0 = WallSeconds();
+  SimCluster c;
+  AddNodes(nodes, g, &c);
+  std::vector<Window> w = FillNodes(nodes, keys, &c);
+  if (!TimeJoin(nodes, &c, &r.join_s)) return false;
+  Summary any;
+  (void)c.engine(1).GetSummary("node0", &any);
+  r.log2_bits = any.filter.log2_bits();
+  if (!MeasureChurn(keys, &c, &w, &r.churn)) return false;
+  std::mt19937_64 rng(99);
+  if (!TimeAdds(&c, &w, &rng, &r.intervals)) return false;
+  if (!c.RunUntilTrue([&] { return c.AllHoldAll(); }, c.now() + 60 * kInterval, 10)) {
+    return false;
+  }
+  r.misses = SampledFalseNegatives(c, w, &rng);
+  PrintCluster(r);
+  return r.misses == 0;
 }
 
 // The large cluster under churn, loss and failures (tests/support/large_sim.h).

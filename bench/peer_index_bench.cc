@@ -55,74 +55,103 @@ struct Result {
   double index_ns = 0, scan_ns = 0, batch_ns = 0;
 };
 
-bool RunProfile(const char* name, unsigned k, uint64_t keys, size_t nqueries) {
-  const unsigned log2_bits =
-      SmallestLog2Bits(static_cast<double>(keys), k, DesignFpr(0.01), 10, 32);
+// Every peer's filter, and the index built from them.
+struct Peers {
   std::vector<BloomFilter> filters;
+  PeerIndex index;
+};
+
+// kPeers filters of 2^log2_bits bits, each holding `keys` keys of its own, and their index.
+void BuildPeers(unsigned k, unsigned log2_bits, uint64_t keys, Peers* peers) {
+  std::vector<BloomFilter>& filters = peers->filters;
   filters.reserve(kPeers);
   for (int p = 0; p < kPeers; ++p) {
     filters.emplace_back(log2_bits, k);
     for (uint64_t i = 0; i < keys; ++i) filters.back().Add(PeerKey(p, i));
   }
-  PeerIndex index;
-  for (const BloomFilter& f : filters) (void)index.Insert(f);
+  for (const BloomFilter& f : filters) (void)peers->index.Insert(f);
+}
 
-  std::vector<KeyHash> queries(nqueries);
-  std::vector<int> owner(nqueries);
+// Half keys some peer holds, half absent keys, in random order.
+struct Queries {
+  std::vector<KeyHash> hashes;
+  std::vector<int> owner;  // the peer holding the key, or -1
+};
+
+Queries MakeQueries(uint64_t keys, size_t nqueries) {
+  Queries out;
+  out.hashes.resize(nqueries);
+  out.owner.resize(nqueries);
   uint64_t state = 12345;
   for (size_t q = 0; q < nqueries; ++q) {
     state = SplitMix64(state);
     const bool held = (state & 1) != 0;
-    owner[q] = held ? static_cast<int>((state >> 1) % kPeers) : -1;
-    queries[q] = PeerKey(held ? owner[q] : kPeers, (state >> 8) % keys);
+    out.owner[q] = held ? static_cast<int>((state >> 1) % kPeers) : -1;
+    out.hashes[q] = PeerKey(held ? out.owner[q] : kPeers, (state >> 8) % keys);
   }
+  return out;
+}
 
-  // Correctness first: the index equals the scan and finds every held key.
-  std::vector<PeerIndex::Slot> got;
-  for (size_t q = 0; q < nqueries; ++q) {
-    got.clear();
-    index.Query(queries[q], &got);
-    std::sort(got.begin(), got.end());
+// Correctness first: the index equals the scan and finds every held key.
+bool CheckAnswers(const Peers& peers, const Queries& queries, std::vector<PeerIndex::Slot>* got) {
+  for (size_t q = 0; q < queries.hashes.size(); ++q) {
+    got->clear();
+    peers.index.Query(queries.hashes[q], got);
+    std::sort(got->begin(), got->end());
     std::vector<PeerIndex::Slot> want;
     for (int p = 0; p < kPeers; ++p) {
-      if (filters[p].MayContain(queries[q])) want.push_back(static_cast<PeerIndex::Slot>(p));
+      if (peers.filters[p].MayContain(queries.hashes[q])) {
+        want.push_back(static_cast<PeerIndex::Slot>(p));
+      }
     }
-    const bool found = owner[q] < 0 || std::binary_search(got.begin(), got.end(),
-                                                          static_cast<PeerIndex::Slot>(owner[q]));
-    if (got != want || !found) {
+    const int owner = queries.owner[q];
+    const bool found = owner < 0 || std::binary_search(got->begin(), got->end(),
+                                                       static_cast<PeerIndex::Slot>(owner));
+    if (*got != want || !found) {
       std::fprintf(stderr, "peer_index_bench: error: answers differ at query %zu\n", q);
       return false;
     }
   }
+  return true;
+}
 
-  Result r;
-  size_t sink = 0;
-  r.index_ns = MedianNsPerQuery(queries, [&](const KeyHash& h) {
-    got.clear();
-    index.Query(h, &got);
-    sink += got.size();
+// One query at a time, through the index and by scanning the filters.
+void TimeOneAtATime(const Peers& peers, const std::vector<KeyHash>& queries,
+                    std::vector<PeerIndex::Slot>* got, size_t* sink, Result* r) {
+  r->index_ns = MedianNsPerQuery(queries, [&index = peers.index, got, sink](const KeyHash& h) {
+    got->clear();
+    index.Query(h, got);
+    *sink += got->size();
   });
-  r.scan_ns = MedianNsPerQuery(queries, [&](const KeyHash& h) {
-    got.clear();
+  r->scan_ns = MedianNsPerQuery(queries, [&filters = peers.filters, got, sink](const KeyHash& h) {
+    got->clear();
     for (int p = 0; p < kPeers; ++p) {
-      if (filters[p].MayContain(h)) got.push_back(static_cast<PeerIndex::Slot>(p));
+      if (filters[p].MayContain(h)) got->push_back(static_cast<PeerIndex::Slot>(p));
     }
-    sink += got.size();
+    *sink += got->size();
   });
+}
+
+// QueryBatch over 4096 queries at a time: median ns per query.
+double TimeBatched(const PeerIndex& index, const std::vector<KeyHash>& queries, size_t* sink) {
   std::vector<uint32_t> offsets;
   std::vector<PeerIndex::Slot> slots;
   std::vector<double> batch;
-  for (size_t start = 0; start + 4096 <= nqueries; start += 4096) {
+  for (size_t start = 0; start + 4096 <= queries.size(); start += 4096) {
     const double t0 = Now();
     index.QueryBatch(std::span<const KeyHash>(queries.data() + start, 4096), &offsets, &slots);
     batch.push_back((Now() - t0) / 4096);
-    sink += slots.size();
+    *sink += slots.size();
   }
   std::sort(batch.begin(), batch.end());
-  r.batch_ns = batch[batch.size() / 2];
+  return batch[batch.size() / 2];
+}
 
+void Print(const char* name, unsigned k, unsigned log2_bits, uint64_t keys, size_t nqueries,
+           const Peers& peers, const Result& r) {
   size_t filter_bytes = 0;
-  for (const BloomFilter& f : filters) filter_bytes += f.bytes();
+  for (const BloomFilter& f : peers.filters) filter_bytes += f.bytes();
+  const PeerIndex& index = peers.index;
   std::printf(
       "%-12s k=%u bits=2^%u peers=%d keys/peer=%llu queries=%zu (half held)\n"
       "  memory: index %.1f MiB (%.2f MiB/peer), the 64 filters %.1f MiB\n"
@@ -132,6 +161,21 @@ bool RunProfile(const char* name, unsigned k, uint64_t keys, size_t nqueries) {
       index.memory_bytes() / 1048576.0, index.memory_bytes() / 1048576.0 / kPeers,
       filter_bytes / 1048576.0, r.index_ns, r.scan_ns, r.scan_ns / r.index_ns, r.batch_ns,
       1e3 / r.batch_ns);
+}
+
+bool RunProfile(const char* name, unsigned k, uint64_t keys, size_t nqueries) {
+  const unsigned log2_bits =
+      SmallestLog2Bits(static_cast<double>(keys), k, DesignFpr(0.01), 10, 32);
+  Peers peers;
+  BuildPeers(k, log2_bits, keys, &peers);
+  const Queries queries = MakeQueries(keys, nqueries);
+  std::vector<PeerIndex::Slot> got;
+  if (!CheckAnswers(peers, queries, &got)) return false;
+  Result r;
+  size_t sink = 0;
+  TimeOneAtATime(peers, queries.hashes, &got, &sink, &r);
+  r.batch_ns = TimeBatched(peers.index, queries.hashes, &sink);
+  Print(name, k, log2_bits, keys, nqueries, peers, r);
   if (sink == 42) std::printf(" ");
   return true;
 }

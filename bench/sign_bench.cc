@@ -48,90 +48,112 @@ std::string RandomBytes(size_t n, std::mt19937_64* rng) {
   return s;
 }
 
-}  // namespace
+void Row(const std::string& name, double ns) { std::printf("%-44s %12.0f\n", name.c_str(), ns); }
 
-int main(int argc, char** argv) {
-  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
-  const int reps = quick ? 3 : 7;
-  const int iters = quick ? 200 : 2000;
-  std::string pub, sec;
-  if (!peerbloom::GenerateSignKeyPair(&pub, &sec).ok()) return 1;
+// One signing key, the ring that verifies it, and whether every verdict so far was right.
+struct Bench {
+  int reps = 0;
+  int iters = 0;
   std::unique_ptr<peerbloom::OriginSigner> signer;
-  if (!peerbloom::OriginSigner::Create(sec, &signer).ok()) return 1;
   peerbloom::SignKeyRing ring;
-  if (!ring.Add("node-a", pub).ok()) return 1;
-  std::mt19937_64 rng(1);
+  std::mt19937_64 rng{1};
+  bool ok = true;
+};
 
+bool MakeKeys(Bench* b) {
+  std::string pub, sec;
+  if (!peerbloom::GenerateSignKeyPair(&pub, &sec).ok()) return false;
+  if (!peerbloom::OriginSigner::Create(sec, &b->signer).ok()) return false;
+  return b->ring.Add("node-a", pub).ok();
+}
+
+// One claim alone: sign, verify, and verify a corrupted signature.
+void TimeClaims(Bench* b) {
   OriginClaim claim;
   claim.kind = SignedKind::kEpoch;
   claim.origin = "node-a";
   claim.epoch = 12;
   std::string sig;
-  bool ok = true;
-  std::printf("%-44s %12s\n", "operation", "ns/op (median, thread CPU)");
-  auto row = [](const std::string& name, double ns) {
-    std::printf("%-44s %12.0f\n", name.c_str(), ns);
-  };
-  row("sign claim (epoch certificate)",
-      MedianNs(reps, iters, [&] { ok &= signer->Sign(kTag, claim, &sig).ok(); }));
-  row("verify claim (epoch certificate)", MedianNs(reps, iters, [&] {
-        ok &= ring.Verify(kTag, claim, sig) == peerbloom::SigVerdict::kValid;
+  Row("sign claim (epoch certificate)",
+      MedianNs(b->reps, b->iters, [&] { b->ok &= b->signer->Sign(kTag, claim, &sig).ok(); }));
+  Row("verify claim (epoch certificate)", MedianNs(b->reps, b->iters, [&] {
+        b->ok &= b->ring.Verify(kTag, claim, sig) == peerbloom::SigVerdict::kValid;
       }));
   std::string bad = sig;
   bad[5] ^= 1;
-  row("verify claim, bad signature", MedianNs(reps, iters, [&] {
-        ok &= ring.Verify(kTag, claim, bad) == peerbloom::SigVerdict::kInvalid;
+  Row("verify claim, bad signature", MedianNs(b->reps, b->iters, [&] {
+        b->ok &= b->ring.Verify(kTag, claim, bad) == peerbloom::SigVerdict::kInvalid;
       }));
+}
 
-  // A delta is hashed (its codec bytes and the state signature) and signed or verified once.
-  for (size_t bytes : {size_t{64}, size_t{4096}, size_t{65536}}) {
-    const std::string delta = RandomBytes(bytes, &rng);
-    OriginClaim d;
-    d.kind = SignedKind::kDelta;
-    d.origin = "node-a";
-    d.epoch = 12;
-    d.base_version = 7;
-    d.version = 8;
-    std::string dsig;
-    const std::string label = " (" + std::to_string(bytes) + " B delta)";
-    row("sign delta" + label, MedianNs(reps, iters / 2, [&] {
-          d.body_hash = peerbloom::Sha256(delta);
-          ok &= signer->Sign(kTag, d, &dsig).ok();
-        }));
-    row("verify delta" + label, MedianNs(reps, iters / 2, [&] {
-          d.body_hash = peerbloom::Sha256(delta);
-          ok &= ring.Verify(kTag, d, dsig) == peerbloom::SigVerdict::kValid;
-        }));
-  }
+// A delta is hashed (its codec bytes and the state signature) and signed or verified once.
+void TimeDelta(size_t bytes, Bench* b) {
+  const std::string delta = RandomBytes(bytes, &b->rng);
+  OriginClaim d;
+  d.kind = SignedKind::kDelta;
+  d.origin = "node-a";
+  d.epoch = 12;
+  d.base_version = 7;
+  d.version = 8;
+  std::string dsig;
+  const std::string label = " (" + std::to_string(bytes) + " B delta)";
+  Row("sign delta" + label, MedianNs(b->reps, b->iters / 2, [&] {
+        d.body_hash = peerbloom::Sha256(delta);
+        b->ok &= b->signer->Sign(kTag, d, &dsig).ok();
+      }));
+  Row("verify delta" + label, MedianNs(b->reps, b->iters / 2, [&] {
+        d.body_hash = peerbloom::Sha256(delta);
+        b->ok &= b->ring.Verify(kTag, d, dsig) == peerbloom::SigVerdict::kValid;
+      }));
+}
 
-  // A full summary's state hash covers the filter: O(filter) on top of one verification.
-  for (unsigned log2 : {16u, 20u, 23u}) {
-    peerbloom::Summary s;
-    s.origin = "node-a";
-    s.epoch = 12;
-    s.version = 9;
-    s.filter = peerbloom::BloomFilter(log2, 4);
-    for (uint64_t& w : s.filter.mutable_words()) w = rng();
-    OriginClaim st;
-    st.kind = SignedKind::kSummaryState;
-    st.origin = "node-a";
-    st.epoch = 12;
-    st.version = 9;
-    std::string ssig;
-    const int n = log2 >= 23 ? std::max(4, iters / 200) : iters / 10;
-    const std::string label = " (2^" + std::to_string(log2) + " bits, " +
-                              std::to_string((size_t{1} << log2) / 8192) + " KiB)";
-    row("state hash" + label, MedianNs(reps, n, [&] { st.body_hash = peerbloom::StateHash(s); }));
-    row("sign full summary" + label, MedianNs(reps, n, [&] {
-          st.body_hash = peerbloom::StateHash(s);
-          ok &= signer->Sign(kTag, st, &ssig).ok();
-        }));
-    row("verify full summary" + label, MedianNs(reps, n, [&] {
-          st.body_hash = peerbloom::StateHash(s);
-          ok &= ring.Verify(kTag, st, ssig) == peerbloom::SigVerdict::kValid;
-        }));
-  }
-  if (!ok) {
+// A summary of 2^log2 bits with random words.
+peerbloom::Summary RandomSummary(unsigned log2, std::mt19937_64* rng) {
+  peerbloom::Summary s;
+  s.origin = "node-a";
+  s.epoch = 12;
+  s.version = 9;
+  s.filter = peerbloom::BloomFilter(log2, 4);
+  for (uint64_t& w : s.filter.mutable_words()) w = (*rng)();
+  return s;
+}
+
+// A full summary's state hash covers the filter: O(filter) on top of one verification.
+void TimeFullSummary(unsigned log2, Bench* b) {
+  const peerbloom::Summary s = RandomSummary(log2, &b->rng);
+  OriginClaim st;
+  st.kind = SignedKind::kSummaryState;
+  st.origin = "node-a";
+  st.epoch = 12;
+  st.version = 9;
+  std::string ssig;
+  const int n = log2 >= 23 ? std::max(4, b->iters / 200) : b->iters / 10;
+  const std::string label = " (2^" + std::to_string(log2) + " bits, " +
+                            std::to_string((size_t{1} << log2) / 8192) + " KiB)";
+  Row("state hash" + label, MedianNs(b->reps, n, [&] { st.body_hash = peerbloom::StateHash(s); }));
+  Row("sign full summary" + label, MedianNs(b->reps, n, [&] {
+        st.body_hash = peerbloom::StateHash(s);
+        b->ok &= b->signer->Sign(kTag, st, &ssig).ok();
+      }));
+  Row("verify full summary" + label, MedianNs(b->reps, n, [&] {
+        st.body_hash = peerbloom::StateHash(s);
+        b->ok &= b->ring.Verify(kTag, st, ssig) == peerbloom::SigVerdict::kValid;
+      }));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  Bench b;
+  b.reps = quick ? 3 : 7;
+  b.iters = quick ? 200 : 2000;
+  if (!MakeKeys(&b)) return 1;
+  std::printf("%-44s %12s\n", "operation", "ns/op (median, thread CPU)");
+  TimeClaims(&b);
+  for (size_t bytes : {size_t{64}, size_t{4096}, size_t{65536}}) TimeDelta(bytes, &b);
+  for (unsigned log2 : {16u, 20u, 23u}) TimeFullSummary(log2, &b);
+  if (!b.ok) {
     std::fprintf(stderr, "sign_bench: a signature did not verify\n");
     return 1;
   }

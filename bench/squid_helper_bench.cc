@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -82,6 +83,65 @@ std::string Url(const std::string& prefix, uint64_t i, uint64_t keys) {
   return "http://nobody.example/" + std::to_string(i);
 }
 
+bool IsOk(const std::string& answer) { return answer.find(" OK ") != std::string::npos; }
+
+// 1. One at a time: microseconds from writing each line to reading its answer, and how many
+// were "OK".
+bool OneAtATime(Helper* h, const std::string& prefix, uint64_t keys, std::vector<double>* us,
+                uint64_t* ok) {
+  std::string line;
+  for (uint64_t i = 0; i < 20000; ++i) {
+    const auto start = Clock::now();
+    if (!WriteAll(h->to, std::to_string(i) + " " + Url(prefix, i, keys) + "\n") ||
+        !ReadLine(h, &line)) {
+      return false;
+    }
+    us->push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
+    *ok += IsOk(line) ? 1 : 0;
+  }
+  return true;
+}
+
+void PrintOneAtATime(std::vector<double> us, uint64_t ok) {
+  std::sort(us.begin(), us.end());
+  std::printf(
+      "squid-helper, one lookup at a time: p50 %.1f us, p99 %.1f us (%llu lookups, %.0f%% OK)\n",
+      us[us.size() / 2], us[us.size() * 99 / 100], static_cast<unsigned long long>(us.size()),
+      100.0 * static_cast<double>(ok) / static_cast<double>(us.size()));
+}
+
+// 2. WINDOW outstanding, as Squid with concurrency=WINDOW keeps them: seconds for `lookups`.
+bool Windowed(Helper* h, const std::string& prefix, uint64_t keys, uint64_t lookups,
+              uint64_t window, double* seconds, uint64_t* ok) {
+  std::string line;
+  uint64_t sent = 0, answered = 0;
+  const auto start = Clock::now();
+  while (answered < lookups) {
+    std::string batch;
+    while (sent < lookups && sent - answered < window) {
+      batch += std::to_string(sent % 100000) + " " + Url(prefix, sent, keys) + "\n";
+      ++sent;
+    }
+    if (!batch.empty() && !WriteAll(h->to, batch)) return false;
+    // Every answer read so far, then refill the window.
+    do {
+      if (!ReadLine(h, &line)) return false;
+      ++answered;
+      *ok += IsOk(line) ? 1 : 0;
+    } while (h->buffered.find('\n') != std::string::npos);
+  }
+  *seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return true;
+}
+
+void PrintWindowed(uint64_t window, uint64_t lookups, double s, uint64_t ok) {
+  std::printf(
+      "squid-helper, %llu outstanding: %.0f lookups/s (%llu lookups in %.2f s, %.0f%% OK)\n",
+      static_cast<unsigned long long>(window), static_cast<double>(lookups) / s,
+      static_cast<unsigned long long>(lookups), s,
+      100.0 * static_cast<double>(ok) / static_cast<double>(lookups));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,50 +157,16 @@ int main(int argc, char** argv) {
   const uint64_t window = argc > 6 ? std::strtoull(argv[6], nullptr, 10) : 1000;
   Helper h;
   if (keys == 0 || !Spawn(argv[1], argv[2], &h)) return 2;
-  std::string line;
 
-  // 1. One at a time.
   std::vector<double> us;
   uint64_t ok = 0;
-  for (uint64_t i = 0; i < 20000; ++i) {
-    const auto start = Clock::now();
-    if (!WriteAll(h.to, std::to_string(i) + " " + Url(prefix, i, keys) + "\n") ||
-        !ReadLine(&h, &line)) {
-      return 2;
-    }
-    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - start).count());
-    ok += line.find(" OK ") != std::string::npos ? 1 : 0;
-  }
-  std::sort(us.begin(), us.end());
-  std::printf(
-      "squid-helper, one lookup at a time: p50 %.1f us, p99 %.1f us (%llu lookups, %.0f%% OK)\n",
-      us[us.size() / 2], us[us.size() * 99 / 100], static_cast<unsigned long long>(us.size()),
-      100.0 * static_cast<double>(ok) / static_cast<double>(us.size()));
+  if (!OneAtATime(&h, prefix, keys, &us, &ok)) return 2;
+  PrintOneAtATime(std::move(us), ok);
 
-  // 2. WINDOW outstanding, as Squid with concurrency=WINDOW keeps them.
   ok = 0;
-  uint64_t sent = 0, answered = 0;
-  const auto start = Clock::now();
-  while (answered < lookups) {
-    std::string batch;
-    while (sent < lookups && sent - answered < window) {
-      batch += std::to_string(sent % 100000) + " " + Url(prefix, sent, keys) + "\n";
-      ++sent;
-    }
-    if (!batch.empty() && !WriteAll(h.to, batch)) return 2;
-    // Every answer read so far, then refill the window.
-    do {
-      if (!ReadLine(&h, &line)) return 2;
-      ++answered;
-      ok += line.find(" OK ") != std::string::npos ? 1 : 0;
-    } while (h.buffered.find('\n') != std::string::npos);
-  }
-  const double s = std::chrono::duration<double>(Clock::now() - start).count();
-  std::printf(
-      "squid-helper, %llu outstanding: %.0f lookups/s (%llu lookups in %.2f s, %.0f%% OK)\n",
-      static_cast<unsigned long long>(window), static_cast<double>(lookups) / s,
-      static_cast<unsigned long long>(lookups), s,
-      100.0 * static_cast<double>(ok) / static_cast<double>(lookups));
+  double s = 0;
+  if (!Windowed(&h, prefix, keys, lookups, window, &s, &ok)) return 2;
+  PrintWindowed(window, lookups, s, ok);
   ::close(h.to);
   int status = 0;
   ::waitpid(h.pid, &status, 0);

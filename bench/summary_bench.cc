@@ -165,6 +165,58 @@ ChurnResult Churn(CountingBloomFilter* cbf, SummaryBuilder* builder, std::vector
   return r;
 }
 
+// The profile's header line, counter bytes per key and each encoding's full-summary size;
+// returns the summary in the encoding a sender would choose.
+std::string PrintFullSizes(Profile profile, const Geometry& g, const CountingBloomFilter& cbf,
+                           const Summary& s, uint64_t capacity) {
+  const auto n = static_cast<double>(capacity);
+  std::printf("\n== %s: k=%u, 2^%u counters, n=%llu, summary 2^%u bits (fill %.3f)\n",
+              std::string(ProfileName(profile)).c_str(), g.k, g.log2_counters,
+              static_cast<unsigned long long>(capacity), s.filter.log2_bits(),
+              s.filter.FillRatio());
+  std::printf("  counter bytes per key           %8.2f\n", cbf.bytes() / n);
+  for (BodyEncoding e : kEncodings) {
+    std::printf("  full summary %-12s bits/key %8.2f\n", std::string(BodyEncodingName(e)).c_str(),
+                BitsPerKey(EncodeOrDie(s, e).size(), capacity));
+  }
+  std::string chosen = EncodeOrDie(s, std::nullopt);
+  MessageHeader h;
+  const Status st = PeekHeader(chosen, DecodeLimits{}, &h);
+  if (!st.ok()) Die("peek", st);
+  std::printf(
+      "  full summary chosen (%s) bits/key %6.2f   (bound log2(1/p) = %.2f, optimal "
+      "Bloom %.2f)\n",
+      std::string(BodyEncodingName(h.body_encoding)).c_str(), BitsPerKey(chosen.size(), capacity),
+      std::log2(1 / kTargetFpr), -std::log(kTargetFpr) / (std::log(2.0) * std::log(2.0)));
+  return chosen;
+}
+
+// Five rounds of 1 % churn, each delta applied to the receiver's copy, which must then equal
+// the builder's summary and hold every key; prints the medians.
+void RunChurnRounds(Profile profile, const IndexHasher& hasher, CountingBloomFilter* cbf,
+                    SummaryBuilder* builder, std::vector<KeyHash>* held, Summary* receiver) {
+  std::mt19937_64 rng(static_cast<uint64_t>(profile) + 1);
+  std::vector<double> per_key, flips_per_key, publish_ms;
+  for (int round = 0; round < 5; ++round) {
+    const ChurnResult r = Churn(cbf, builder, held, hasher, receiver, rng);
+    if (r.full || r.delta_bytes == 0) continue;
+    per_key.push_back(static_cast<double>(r.delta_bytes) / static_cast<double>(r.changed_keys));
+    flips_per_key.push_back(static_cast<double>(r.flips) / static_cast<double>(r.changed_keys));
+    publish_ms.push_back(r.publish_ms);
+  }
+  if (!(receiver->filter == builder->current().filter)) {
+    Die("receiver", Status::Corruption("receiver's filter differs from the builder's"));
+  }
+  CheckNoFalseNegatives(receiver->filter, *held, "receiver after deltas");
+  if (!per_key.empty()) {
+    std::printf(
+        "  delta at 1%% churn: %.2f bytes per changed key (%.2f flipped bits per "
+        "changed key; median of %zu rounds)\n",
+        Median(per_key), Median(flips_per_key), per_key.size());
+    std::printf("  builder publish of that delta: %.2f ms (median)\n", Median(publish_ms));
+  }
+}
+
 void RunProfile(Profile profile, uint64_t capacity, const std::vector<KeyHash>& absent) {
   Geometry g;
   Status st = ChooseGeometry(profile, capacity, kTargetFpr, &g);
@@ -179,51 +231,17 @@ void RunProfile(Profile profile, uint64_t capacity, const std::vector<KeyHash>& 
   Publication p;
   if (!(st = builder.Publish(&p)).ok()) Die("publish", st);
   const Summary& s = builder.current();
-  const auto n = static_cast<double>(capacity);
-  std::printf("\n== %s: k=%u, 2^%u counters, n=%llu, summary 2^%u bits (fill %.3f)\n",
-              std::string(ProfileName(profile)).c_str(), g.k, g.log2_counters,
-              static_cast<unsigned long long>(capacity), s.filter.log2_bits(),
-              s.filter.FillRatio());
-  std::printf("  counter bytes per key           %8.2f\n", cbf.bytes() / n);
-  for (BodyEncoding e : kEncodings) {
-    std::printf("  full summary %-12s bits/key %8.2f\n", std::string(BodyEncodingName(e)).c_str(),
-                BitsPerKey(EncodeOrDie(s, e).size(), capacity));
-  }
-  const std::string chosen = EncodeOrDie(s, std::nullopt);
-  MessageHeader h;
-  if (!(st = PeekHeader(chosen, DecodeLimits{}, &h)).ok()) Die("peek", st);
-  std::printf(
-      "  full summary chosen (%s) bits/key %6.2f   (bound log2(1/p) = %.2f, optimal "
-      "Bloom %.2f)\n",
-      std::string(BodyEncodingName(h.body_encoding)).c_str(), BitsPerKey(chosen.size(), capacity),
-      std::log2(1 / kTargetFpr), -std::log(kTargetFpr) / (std::log(2.0) * std::log(2.0)));
+  const std::string chosen = PrintFullSizes(profile, g, cbf, s, capacity);
   Summary receiver;
   if (!(st = DecodeSummary(chosen, DecodeLimits{}, &receiver)).ok()) Die("decode", st);
   CheckNoFalseNegatives(receiver.filter, held, "decoded full summary");
   std::printf("  summary FPR measured %.4f%%  theory %.4f%%  (over %zu absent keys)\n",
               100 * MeasuredFpr(receiver.filter, absent),
-              100 * FalsePositiveRate(static_cast<double>(s.filter.bits()), n, g.k), absent.size());
+              100 * FalsePositiveRate(static_cast<double>(s.filter.bits()),
+                                      static_cast<double>(capacity), g.k),
+              absent.size());
   std::printf("  local CBF FPR measured %.4f%%\n", 100 * MeasuredFpr(cbf, absent));
-  std::mt19937_64 rng(static_cast<uint64_t>(profile) + 1);
-  std::vector<double> per_key, flips_per_key, publish_ms;
-  for (int round = 0; round < 5; ++round) {
-    const ChurnResult r = Churn(&cbf, &builder, &held, hasher, &receiver, rng);
-    if (r.full || r.delta_bytes == 0) continue;
-    per_key.push_back(static_cast<double>(r.delta_bytes) / static_cast<double>(r.changed_keys));
-    flips_per_key.push_back(static_cast<double>(r.flips) / static_cast<double>(r.changed_keys));
-    publish_ms.push_back(r.publish_ms);
-  }
-  if (!(receiver.filter == builder.current().filter)) {
-    Die("receiver", Status::Corruption("receiver's filter differs from the builder's"));
-  }
-  CheckNoFalseNegatives(receiver.filter, held, "receiver after deltas");
-  if (!per_key.empty()) {
-    std::printf(
-        "  delta at 1%% churn: %.2f bytes per changed key (%.2f flipped bits per "
-        "changed key; median of %zu rounds)\n",
-        Median(per_key), Median(flips_per_key), per_key.size());
-    std::printf("  builder publish of that delta: %.2f ms (median)\n", Median(publish_ms));
-  }
+  RunChurnRounds(profile, hasher, &cbf, &builder, &held, &receiver);
   PrintSpeed(builder.current(), 3);
 }
 

@@ -87,85 +87,10 @@ class LargeSim {
   LargeSimResult Run() {
     LargeSimResult r;
     const int64_t interval = c_.DefaultOptions().gossip_interval_ms;
-    // Join: node i starts at a moment spread over join_spread_s.
-    for (int i = 0; i < o_.nodes; ++i) {
-      const int64_t at = o_.join_spread_s * 1000 * i / std::max(1, o_.nodes);
-      if (at > c_.now()) c_.RunUntil(at);
-      Add();
-    }
-    const int64_t join_start = 0;
-    if (c_.RunUntilTrue([&] { return VersionsEverywhere(); }, c_.now() + 120 * interval, 500)) {
-      r.join_s = static_cast<double>(c_.now() - join_start) / 1000.0;
-    }
-    // Warm-up, then the measured window; churn and key changes throughout.
-    const int64_t start = c_.now();
-    const int64_t window_start = start + o_.warmup_s * 1000;
-    const int64_t end = window_start + o_.measure_s * 1000;
-    std::vector<uint64_t> bytes0;
-    int64_t next_churn = start + o_.churn_every_ms;
-    int64_t next_add = window_start + static_cast<int64_t>(rng_() % o_.add_every_ms);
-    int64_t next_second = start;
-    int churn_kind = 0;
-    bool window_open = false;
-    std::set<int> down_in_window;
-    while (c_.now() < end || !trials_.empty()) {
-      const int64_t now = c_.now();
-      if (!window_open && now >= window_start) {
-        window_open = true;
-        for (size_t i = 0; i < c_.size(); ++i) {
-          const SimNode& n = c_.node(static_cast<int>(i));
-          bytes0.push_back(n.bytes_sent);
-          types0_.emplace_back(n.bytes_by_type, n.bytes_by_type + 16);
-        }
-        for (size_t i = 0; i < c_.size(); ++i) {
-          if (!c_.node(static_cast<int>(i)).up) down_in_window.insert(static_cast<int>(i));
-        }
-      }
-      if (now < end && now >= next_second) {
-        ChangeKeys((now - start) / 1000);
-        next_second += 1000;
-      }
-      if (now < end && o_.churn_every_ms > 0 && now >= next_churn) {
-        const int hit = Churn(churn_kind++ % 3, &r);
-        if (window_open && hit >= 0) down_in_window.insert(hit);
-        next_churn += o_.churn_every_ms;
-      }
-      if (window_open && now < end && now >= next_add) {
-        StartTrial();
-        ++r.adds;
-        next_add += o_.add_every_ms;
-      }
-      c_.RunFor(10);
-      CheckTrials(interval, &r);
-      if (c_.now() > end + 60 * interval) break;  // trials that never converge
-    }
-    r.adds_converged = r.adds - static_cast<int>(trials_.size());
-    std::sort(r.add_intervals.begin(), r.add_intervals.end());
-    // Loads over the window.
-    std::vector<double> rates, seed_rates;
-    std::vector<std::pair<double, int>> all;
-    for (size_t i = 0; i < bytes0.size(); ++i) {
-      const int n = static_cast<int>(i);
-      if (down_in_window.count(n) != 0 || !c_.node(n).up) continue;
-      const double rate = static_cast<double>(c_.node(n).bytes_sent - bytes0[i]) /
-                          static_cast<double>(o_.measure_s);
-      (n < o_.seeds ? seed_rates : rates).push_back(rate);
-      all.emplace_back(rate, n);
-      for (int t = 0; t < 16; ++t) {
-        r.by_type[t] += static_cast<double>(c_.node(n).bytes_by_type[t] - types0_[i][t]);
-      }
-    }
-    for (double& b : r.by_type) {
-      b = all.empty() ? 0 : b / static_cast<double>(all.size()) / static_cast<double>(o_.measure_s);
-    }
-    r.bytes_per_s = Summarize(rates);
-    r.seed_bytes_per_s = Summarize(seed_rates);
-    if (!all.empty() && r.bytes_per_s.median > 0) {
-      const auto busiest = *std::max_element(all.begin(), all.end());
-      r.busiest_over_median = busiest.first / r.bytes_per_s.median;
-      r.busiest = c_.node(busiest.second).spec.id;
-      r.seed_over_median = r.seed_bytes_per_s.max / r.bytes_per_s.median;
-    }
+    Join(interval, &r);
+    WindowStart w;
+    RunChurn(interval, &w, &r);
+    MeasureLoads(w, &r);
     // Settle and check.
     r.settled = c_.RunUntilTrue([&] { return VersionsEverywhere(); },
                                 c_.now() + o_.settle_limit_s * 1000, 500);
@@ -188,6 +113,103 @@ class LargeSim {
     std::vector<int> waiting;  // nodes not listing it yet
   };
 
+  // The measured window's baseline: each node's bytes sent when it opened (bytes by type go
+  // to types0_), and the nodes down at any moment of it, whose rates are not counted.
+  struct WindowStart {
+    std::vector<uint64_t> bytes0;
+    std::set<int> down;
+  };
+
+  // Join: node i starts at a moment spread over join_spread_s.
+  void Join(int64_t interval, LargeSimResult* r) {
+    for (int i = 0; i < o_.nodes; ++i) {
+      const int64_t at = o_.join_spread_s * 1000 * i / std::max(1, o_.nodes);
+      if (at > c_.now()) c_.RunUntil(at);
+      Add();
+    }
+    const int64_t join_start = 0;
+    if (c_.RunUntilTrue([&] { return VersionsEverywhere(); }, c_.now() + 120 * interval, 500)) {
+      r->join_s = static_cast<double>(c_.now() - join_start) / 1000.0;
+    }
+  }
+
+  void OpenWindow(WindowStart* w) {
+    for (size_t i = 0; i < c_.size(); ++i) {
+      const SimNode& n = c_.node(static_cast<int>(i));
+      w->bytes0.push_back(n.bytes_sent);
+      types0_.emplace_back(n.bytes_by_type, n.bytes_by_type + 16);
+    }
+    for (size_t i = 0; i < c_.size(); ++i) {
+      if (!c_.node(static_cast<int>(i)).up) w->down.insert(static_cast<int>(i));
+    }
+  }
+
+  // Warm-up, then the measured window; churn and key changes throughout, adds timed in the
+  // window until they converge (or clearly never will).
+  void RunChurn(int64_t interval, WindowStart* w, LargeSimResult* r) {
+    const int64_t start = c_.now();
+    const int64_t window_start = start + o_.warmup_s * 1000;
+    const int64_t end = window_start + o_.measure_s * 1000;
+    int64_t next_churn = start + o_.churn_every_ms;
+    int64_t next_add = window_start + static_cast<int64_t>(rng_() % o_.add_every_ms);
+    int64_t next_second = start;
+    int churn_kind = 0;
+    bool window_open = false;
+    while (c_.now() < end || !trials_.empty()) {
+      const int64_t now = c_.now();
+      if (!window_open && now >= window_start) {
+        window_open = true;
+        OpenWindow(w);
+      }
+      if (now < end && now >= next_second) {
+        ChangeKeys((now - start) / 1000);
+        next_second += 1000;
+      }
+      if (now < end && o_.churn_every_ms > 0 && now >= next_churn) {
+        const int hit = Churn(churn_kind++ % 3, r);
+        if (window_open && hit >= 0) w->down.insert(hit);
+        next_churn += o_.churn_every_ms;
+      }
+      if (window_open && now < end && now >= next_add) {
+        StartTrial();
+        ++r->adds;
+        next_add += o_.add_every_ms;
+      }
+      c_.RunFor(10);
+      CheckTrials(interval, r);
+      if (c_.now() > end + 60 * interval) break;  // trials that never converge
+    }
+    r->adds_converged = r->adds - static_cast<int>(trials_.size());
+    std::sort(r->add_intervals.begin(), r->add_intervals.end());
+  }
+
+  // Loads over the window, of the nodes up throughout it.
+  void MeasureLoads(const WindowStart& w, LargeSimResult* r) {
+    std::vector<double> rates, seed_rates;
+    std::vector<std::pair<double, int>> all;
+    for (size_t i = 0; i < w.bytes0.size(); ++i) {
+      const int n = static_cast<int>(i);
+      if (w.down.count(n) != 0 || !c_.node(n).up) continue;
+      const double rate = static_cast<double>(c_.node(n).bytes_sent - w.bytes0[i]) /
+                          static_cast<double>(o_.measure_s);
+      (n < o_.seeds ? seed_rates : rates).push_back(rate);
+      all.emplace_back(rate, n);
+      for (int t = 0; t < 16; ++t) {
+        r->by_type[t] += static_cast<double>(c_.node(n).bytes_by_type[t] - types0_[i][t]);
+      }
+    }
+    for (double& b : r->by_type) {
+      b = all.empty() ? 0 : b / static_cast<double>(all.size()) / static_cast<double>(o_.measure_s);
+    }
+    r->bytes_per_s = Summarize(rates);
+    r->seed_bytes_per_s = Summarize(seed_rates);
+    if (!all.empty() && r->bytes_per_s.median > 0) {
+      const auto busiest = *std::max_element(all.begin(), all.end());
+      r->busiest_over_median = busiest.first / r->bytes_per_s.median;
+      r->busiest = c_.node(busiest.second).spec.id;
+      r->seed_over_median = r->seed_bytes_per_s.max / r->bytes_per_s.median;
+    }
+  }
   static NetOptions Net(const LargeSimOptions& o) {
     NetOptions n;
     n.seed = o.net_seed;
