@@ -37,7 +37,7 @@ std::string PercentDecode(std::string_view text);
 std::string PeerName(const std::map<std::string, std::string>& names, std::string_view node_id);
 
 // What the helper answered since it started. It sends them to the daemon in a report line
-// on the who-has socket (daemon/helper_reports.h), so they reach stats, /metrics and `top`.
+// on the who-has socket (daemon/observe/helper_reports.h), so they reach stats, /metrics and `top`.
 struct HelperCounters {
   uint64_t peer = 0;     // OK peer=NAME
   uint64_t none = 0;     // ERR: no peer's summary claims the URL

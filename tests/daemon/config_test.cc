@@ -1,4 +1,4 @@
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 
 #include <gtest/gtest.h>
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "daemon/daemon.h"
+#include "daemon/loop/daemon.h"
 
 namespace peerbloom::daemon {
 

@@ -1,6 +1,6 @@
 // ControlServer in-process: an operation that throws, or that leaves bytes that are not UTF-8
 // in its reply, gets an error reply (or a repaired one) and the server goes on serving.
-#include "daemon/control_server.h"
+#include "daemon/control/control_server.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -19,9 +19,9 @@
 #include <thread>
 #include <zmq.hpp>
 
-#include "daemon/clock.h"
-#include "daemon/daemon.h"
-#include "daemon/snapshot.h"
+#include "daemon/loop/clock.h"
+#include "daemon/loop/daemon.h"
+#include "daemon/store/snapshot.h"
 #include "peerbloom/client/who_has_socket.h"
 #include "peerbloom/squid_store_log.h"
 #include "peerbloom/summary.h"

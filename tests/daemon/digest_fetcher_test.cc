@@ -2,7 +2,7 @@
 // times are passed by hand; real time only bounds the HTTP requests, with timeouts far above
 // what a loaded machine needs to serve 349 bytes over loopback, except in the test of the
 // timeout itself, where the stub never answers and the outcome cannot depend on load.
-#include "daemon/digest_fetcher.h"
+#include "daemon/digests/digest_fetcher.h"
 
 #include <gtest/gtest.h>
 

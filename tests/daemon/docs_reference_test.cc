@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.h"
-#include "daemon/control_ops.h"
-#include "daemon/metrics_report.h"
-#include "daemon/stats_report.h"
+#include "daemon/config/config.h"
+#include "daemon/control/control_ops.h"
+#include "daemon/observe/metrics_report.h"
+#include "daemon/observe/stats_report.h"
 #include "peerbloom/client/control_protocol.h"
 
 namespace peerbloom::daemon {

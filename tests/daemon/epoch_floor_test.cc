@@ -1,6 +1,6 @@
 // The epoch floor and the snapshot writer thread: epochs never go down whatever the clock
 // says, and a snapshot written off the loop reads back as written.
-#include "daemon/epoch_floor.h"
+#include "daemon/store/epoch_floor.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <thread>
 
-#include "daemon/snapshot_writer.h"
+#include "daemon/store/snapshot_writer.h"
 
 namespace peerbloom::daemon {
 namespace {

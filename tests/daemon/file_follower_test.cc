@@ -1,4 +1,4 @@
-#include "daemon/file_follower.h"
+#include "daemon/feeds/file_follower.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

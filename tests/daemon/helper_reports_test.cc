@@ -1,4 +1,4 @@
-#include "daemon/helper_reports.h"
+#include "daemon/observe/helper_reports.h"
 
 #include <gtest/gtest.h>
 

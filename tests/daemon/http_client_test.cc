@@ -2,7 +2,7 @@
 // connection with canned bytes. Timeouts are far above what a loaded machine needs to move a
 // few hundred bytes over loopback, except in the timeout test, where the server never answers
 // and the outcome cannot depend on load.
-#include "daemon/http_client.h"
+#include "daemon/digests/http_client.h"
 
 #include <gtest/gtest.h>
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/control_zmtp.h"
-#include "daemon/descriptors.h"
-#include "daemon/http_head.h"
+#include "daemon/control/control_zmtp.h"
+#include "daemon/control/descriptors.h"
+#include "daemon/observe/http_head.h"
 
 namespace peerbloom::daemon {
 namespace {

@@ -1,4 +1,4 @@
-#include "daemon/log_limiter.h"
+#include "daemon/observe/log_limiter.h"
 
 #include <gtest/gtest.h>
 

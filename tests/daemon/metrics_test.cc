@@ -9,10 +9,10 @@
 #include <sstream>
 #include <string>
 
-#include "daemon/log_format.h"
-#include "daemon/loop_metrics.h"
-#include "daemon/metrics_report.h"
-#include "daemon/metrics_server.h"
+#include "daemon/observe/log_format.h"
+#include "daemon/observe/loop_metrics.h"
+#include "daemon/observe/metrics_report.h"
+#include "daemon/observe/metrics_server.h"
 #include "peerbloom/wire.h"
 
 namespace peerbloom::daemon {

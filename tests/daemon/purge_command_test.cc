@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/purge_command.h"
-#include "daemon/purge_runner.h"
+#include "daemon/relay/purge_command.h"
+#include "daemon/relay/purge_runner.h"
 
 namespace peerbloom::daemon {
 namespace {

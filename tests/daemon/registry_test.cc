@@ -1,4 +1,4 @@
-// The registry declares each counter once (daemon/registry/); these tests hold the two
+// The registry declares each counter once (daemon/observe/registry/); these tests hold the two
 // renderers to it: every exported stat is in the `stats` answer at its place and in /metrics
 // under its family and labels, and /metrics holds no family the registry does not declare.
 // The daemon runs in-process with a fake clock; /metrics is fetched from 127.0.0.1 on the
@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon/clock.h"
-#include "daemon/daemon.h"
-#include "daemon/metrics_report.h"
-#include "daemon/registry/parts.h"
+#include "daemon/loop/clock.h"
+#include "daemon/loop/daemon.h"
+#include "daemon/observe/metrics_report.h"
+#include "daemon/observe/registry/parts.h"
 #include "tests/daemon/control_ask.h"
 
 namespace peerbloom::daemon::registry {

@@ -1,8 +1,8 @@
 // The relay and purge keys of the config file (docs/config.md, "Broadcast relay").
 #include <gtest/gtest.h>
 
-#include "daemon/config.h"
-#include "daemon/relay_service.h"
+#include "daemon/config/config.h"
+#include "daemon/relay/relay_service.h"
 
 namespace peerbloom::daemon {
 namespace {

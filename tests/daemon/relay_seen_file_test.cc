@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "daemon/relay_seen_file.h"
+#include "daemon/relay/relay_seen_file.h"
 
 namespace peerbloom::daemon {
 namespace {

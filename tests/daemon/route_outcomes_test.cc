@@ -1,4 +1,4 @@
-#include "daemon/route_outcomes.h"
+#include "daemon/observe/route_outcomes.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // SdNotifier against a real AF_UNIX datagram socket the test binds, as systemd does: a path
 // in a temporary directory and an abstract-namespace name.
-#include "daemon/sd_notify.h"
+#include "daemon/loop/sd_notify.h"
 
 #include <gtest/gtest.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "daemon/snapshot.h"
+#include "daemon/store/snapshot.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -11,10 +11,10 @@
 #include <string>
 #include <zmq.hpp>
 
-#include "daemon/clock.h"
-#include "daemon/daemon.h"
-#include "daemon/local_store.h"
-#include "daemon/snapshot.h"
+#include "daemon/loop/clock.h"
+#include "daemon/loop/daemon.h"
+#include "daemon/store/local_store.h"
+#include "daemon/store/snapshot.h"
 #include "peerbloom/params.h"
 #include "tests/daemon/control_ask.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/config.h"
+#include "daemon/config/config.h"
 #include "tests/fuzz/verdict.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

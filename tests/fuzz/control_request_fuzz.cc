@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/control_server.h"
+#include "daemon/control/control_server.h"
 #include "peerbloom/key_scheme.h"
 #include "tests/fuzz/verdict.h"
 

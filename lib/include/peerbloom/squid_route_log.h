@@ -8,8 +8,8 @@
 // request was served: by a parent or sibling (FIRSTUP_PARENT, ANY_OLD_PARENT, ...) it was a
 // hit at the peer; HIER_DIRECT means it went to the origin after all: the peer did not hold it
 // (a false hit) or could not be reached (the daemon tells the two apart by whether the peer
-// was alive, daemon/route_outcomes.h); HIER_NONE (a local hit, or refused before forwarding)
-// it was not routed at all.
+// was alive, daemon/observe/route_outcomes.h); HIER_NONE (a local hit, or refused before
+// forwarding) it was not routed at all.
 //
 // Thread-safety: pure functions.
 #ifndef PEERBLOOM_SQUID_ROUTE_LOG_H_

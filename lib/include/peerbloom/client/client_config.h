@@ -1,7 +1,7 @@
 // What a client takes from a peerbloomd config file (docs/config.md): where the daemon's
-// control endpoint is and how the cluster makes keys. The daemon's own parser (daemon/config.*)
-// reads the same keys with the same defaults and checks; this reader ignores every other key,
-// so a client needs nothing of the daemon to use a node's config.
+// control endpoint is and how the cluster makes keys. The daemon's own parser
+// (daemon/config/config.*) reads the same keys with the same defaults and checks; this reader
+// ignores every other key, so a client needs nothing of the daemon to use a node's config.
 //
 // A plain struct: each field says its default; LoadClientConfig() is the validating function.
 // Every error message starts with "<file>:<line>:" like the daemon's.
