@@ -7,7 +7,7 @@
 # and between the daemon's rooms (daemon/*/README.md; docs/architecture.md, "The daemon's rooms"):
 #   daemon/store/            no other room (a leaf: the node's state and its files)
 #   daemon/transport/        of the other rooms only observe/log_limiter.h
-#   daemon/config/           of the other rooms only observe/metrics_server.h (ParseListenAddress)
+#   daemon/config/           no other room (a leaf: what the config file says, checked)
 #   daemon/digests/          of the other rooms only config/ and observe/log_limiter.h
 #   daemon/feeds/            of the other rooms only config/, store/, observe/log_limiter.h and
 #                            observe/route_outcomes.h: never control/, relay/, digests/,
@@ -101,7 +101,7 @@ check_room() {
 }
 check_room store '$^'
 check_room transport 'daemon/observe/log_limiter\.h'
-check_room config 'daemon/observe/metrics_server\.h'
+check_room config '$^'
 check_room digests 'daemon/config/|daemon/observe/log_limiter\.h'
 check_room feeds 'daemon/config/|daemon/store/|daemon/observe/(log_limiter|route_outcomes)\.h'
 check_room relay 'daemon/config/|daemon/store/|daemon/transport/|daemon/digests/http_client\.h'

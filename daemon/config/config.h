@@ -234,6 +234,9 @@ using client::ParseTcpEndpoint;
 
 // "250ms", "2s", "5m", "1h"; *ms receives milliseconds. False on anything else.
 bool ParseDuration(std::string_view text, int64_t* ms);
+// "HOST:PORT" or "[IPV6]:PORT", PORT in 0..65535 (0: any free port), as `metrics_listen`
+// takes it. InvalidArgument naming the value otherwise.
+Status ParseListenAddress(std::string_view text, std::string* host, int* port);
 // "0", "<N>us" or "<N>ms" into microseconds; false for anything else or above 10 s.
 bool ParseMicros(std::string_view text, int64_t* us);
 

@@ -2,7 +2,6 @@
 // checks). Each setter reads its value with the Parser's readers, whose messages the docs and
 // tests quote.
 #include "daemon/config/config_parser.h"
-#include "daemon/observe/metrics_server.h"
 #include "peerbloom/client/client_config.h"
 #include "peerbloom/summary.h"
 #include "peerbloom/wire.h"

@@ -1,6 +1,7 @@
 // Value checks of the config parser: durations, seed key files. Endpoint checks shared with
 // clients live in lib/client/client_config.cc.
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fstream>
 
@@ -79,6 +80,30 @@ Status ResolveSeedKeys(Config* config) {
     }
     config->seeds[i].public_key = key;
   }
+  return Status::Ok();
+}
+
+Status ParseListenAddress(std::string_view text, std::string* host, int* port) {
+  const Status bad =
+      Status::InvalidArgument("'" + std::string(text) + "' is not HOST:PORT or [IPV6]:PORT");
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return bad;
+  std::string_view h = text.substr(0, colon);
+  const std::string_view p = text.substr(colon + 1);
+  if (h.front() == '[') {
+    if (h.size() < 3 || h.back() != ']') return bad;
+    h = h.substr(1, h.size() - 2);
+  } else if (h.find(':') != std::string_view::npos) {
+    return bad;
+  }
+  int value = -1;
+  const auto r = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (p.empty() || r.ec != std::errc() || r.ptr != p.data() + p.size() || value < 0 ||
+      value > 65535) {
+    return bad;
+  }
+  *host = std::string(h);
+  *port = value;
   return Status::Ok();
 }
 

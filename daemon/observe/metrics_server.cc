@@ -20,6 +20,7 @@
 #include <charconv>
 #include <chrono>
 
+#include "daemon/config/config.h"
 #include "daemon/control/descriptors.h"
 #include "daemon/observe/http_head.h"
 
@@ -108,30 +109,6 @@ struct MetricsServer::Connection {
   int64_t since_ms = 0;     // when it began to wait for its current request
   int64_t deadline_ms = 0;  // for the request to arrive, or the answer to be taken
 };
-
-Status ParseListenAddress(std::string_view text, std::string* host, int* port) {
-  const Status bad =
-      Status::InvalidArgument("'" + std::string(text) + "' is not HOST:PORT or [IPV6]:PORT");
-  const size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) return bad;
-  std::string_view h = text.substr(0, colon);
-  const std::string_view p = text.substr(colon + 1);
-  if (h.front() == '[') {
-    if (h.size() < 3 || h.back() != ']') return bad;
-    h = h.substr(1, h.size() - 2);
-  } else if (h.find(':') != std::string_view::npos) {
-    return bad;
-  }
-  int value = -1;
-  const auto r = std::from_chars(p.data(), p.data() + p.size(), value);
-  if (p.empty() || r.ec != std::errc() || r.ptr != p.data() + p.size() || value < 0 ||
-      value > 65535) {
-    return bad;
-  }
-  *host = std::string(h);
-  *port = value;
-  return Status::Ok();
-}
 
 MetricsServer::MetricsServer(std::string listen, MetricsServerOptions options)
     : listen_(std::move(listen)), options_(options) {}

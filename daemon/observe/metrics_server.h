@@ -37,10 +37,6 @@
 
 namespace peerbloom::daemon {
 
-// "HOST:PORT" or "[IPV6]:PORT", PORT in 0..65535 (0: any free port). InvalidArgument naming
-// the value otherwise.
-Status ParseListenAddress(std::string_view text, std::string* host, int* port);
-
 struct MetricsServerOptions {
   size_t max_connections = 64;        // Default: 64 (the daemon gives ListenerLimits::metrics)
   int64_t request_timeout_ms = 5000;  // Default: 5 s for a request's head to arrive

@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "daemon/config/config.h"
 #include "daemon/observe/log_format.h"
 #include "daemon/observe/loop_metrics.h"
 #include "daemon/observe/metrics_report.h"
