@@ -233,12 +233,12 @@ void RelayService::RunPurges(int64_t now_ms) {
       result["purged"] = false;
       result["error"] = "too many purges under way";
     }
-    BroadcastPurgeResult(result, now_ms);
+    BroadcastPurgeResult(purge.origin, result, now_ms);
   }
   if (!purge_runner_) return;
   for (PurgeJob& job : purge_runner_->TakeDone()) {
     if (job.ticket == 0) {
-      BroadcastPurgeResult(job.result, now_ms);
+      BroadcastPurgeResult(job.origin, job.result, now_ms);
       continue;
     }
     local_running_.erase(job.ticket);
@@ -248,7 +248,25 @@ void RelayService::RunPurges(int64_t now_ms) {
 }
 
 // The result is delivered here too (a purge-result, never a purge: no further work).
-void RelayService::BroadcastPurgeResult(const Json& result, int64_t now_ms) {
+void RelayService::BroadcastPurgeResult(const std::string& origin, const Json& result,
+                                        int64_t now_ms) {
+  if (config_.relay_rate_limit != 0) {
+    const int64_t second = now_ms / 1000;
+    if (second != results_second_) {
+      results_second_ = second;
+      results_this_second_.clear();
+    }
+    const uint32_t share = std::max<uint32_t>(1, config_.relay_rate_limit / kResultShare);
+    uint32_t& sent = results_this_second_[origin];
+    if (sent >= share) {
+      if (purge_results_dropped_++ % 1000 == 0) {
+        spdlog::warn("purge results for origin '{}' over {} a second: not broadcast ({} so far)",
+                     EscapeBytes(origin), share, purge_results_dropped_);
+      }
+      return;
+    }
+    ++sent;
+  }
   uint64_t id = 0;
   const Status s = Broadcast(RelayPayloadKind::kPurgeResult, JsonText(result), now_ms, &id);
   if (!s.ok()) spdlog::warn("cannot broadcast the purge result: {}", s.message());
@@ -385,6 +403,7 @@ Json RelayService::Stats() const {
           {"purge_actions_pending", purge_runner_ ? purge_runner_->pending() : 0},
           {"purge_actions_refused", purge_actions_refused_},
           {"purge_errors", purge_errors_},
+          {"purge_results_dropped", purge_results_dropped_},
           {"listen_dropped", listen_dropped_},
           {"seen_saves", seen_saves_},
           {"seen_save_errors", seen_save_errors_}};

@@ -24,6 +24,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "daemon/config/config.h"
@@ -125,6 +126,8 @@ class RelayService {
   static constexpr int64_t kSeenSaveMs = 5000;
   // Saves for delivered purges are at least this far apart.
   static constexpr int64_t kSeenGapMs = 1000;
+  // Results answering one origin's purges: at most relay_rate_limit / kResultShare a second.
+  static constexpr uint32_t kResultShare = 4;
 
  private:
   void RefreshLinks(const GossipEngine& engine, int64_t now_ms);
@@ -133,7 +136,12 @@ class RelayService {
   void RunPurges(int64_t now_ms);
   // Whether messages were seen since relay.seen was last written (false without a data dir).
   bool SeenUnsaved() const;
-  void BroadcastPurgeResult(const nlohmann::json& result, int64_t now_ms);
+  // Broadcasts the result of a purge `origin` sent, unless results answering `origin` have
+  // used their share of this node's broadcast rate this second (kResultShare): then it is
+  // dropped and counted, so one origin's purge flood cannot spend the budget the answers to
+  // other origins and this node's own broadcasts need.
+  void BroadcastPurgeResult(const std::string& origin, const nlohmann::json& result,
+                            int64_t now_ms);
 
   const Config& config_;
   uint64_t cluster_tag_;
@@ -175,6 +183,10 @@ class RelayService {
   uint64_t purge_actions_refused_ = 0;  // the runner's queue was full
   uint64_t purge_errors_ = 0;           // purges whose handling threw (contained, logged)
   uint64_t listen_dropped_ = 0;         // deliveries dropped from the `listen` buffer
+  // Results broadcast this second per purge origin (cleared each second), and those dropped.
+  std::unordered_map<std::string, uint32_t> results_this_second_;
+  int64_t results_second_ = -1;
+  uint64_t purge_results_dropped_ = 0;
 };
 
 // Whether the relay keys of `config` make valid RelayOptions (the config parser's check).

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "peerbloom/client/curve_keys.h"
+#include "peerbloom/hash.h"
 #include "peerbloom/origin_sig.h"
 #include "peerbloom/relay.h"
 #include "peerbloom/wire.h"
@@ -94,9 +95,12 @@ class AttackRelaySign : public ::testing::Test {
   zmq::socket_t Client(Node* target) { return mallory_.Connect(target); }
 
   std::string Frame(const std::string& sender, const RelayData& data) {
-    const WireHeader h = mallory_.NextHeaderAs(sender);
     RelayPacket p;
     p.data = data;
+    return Frame(sender, p);
+  }
+  std::string Frame(const std::string& sender, const RelayPacket& p) {
+    const WireHeader h = mallory_.NextHeaderAs(sender);
     std::string packet, frame;
     EXPECT_TRUE(EncodeRelayPacket(p, RelayLimits(), &packet).ok());
     EXPECT_TRUE(EncodeBroadcastFrame(h, packet, &frame).ok());
@@ -428,6 +432,229 @@ TEST_F(AttackRelaySign, BroadcastsOfInventedOriginsAreRefusedByDefault) {
   EXPECT_TRUE(
       WaitFor([&] { return Relay(b_, "delivered") >= 1 && Relay(victim_, "delivered") >= 1; },
               kWaitDeadline));
+}
+
+// One member's purges of a URL a node holds, against a purge command that takes a second.
+// Before, the purge worker had one queue: 1,200 such purges left 1,022 pending, the
+// operator's own purge not done after 15 s and a cluster purge's result not back after 16 s
+// (a 17-minute backlog). Now each origin has a queue of its own (64 jobs; more are refused)
+// and the queues take turns, the operator's first: the operator's purge and another origin's
+// cluster purge each wait for the job under way and at most a job of each other queue. The
+// answers to the flood (refusals above all) take at most a quarter of a's broadcast rate, so
+// a's answer to the victim's purge is not throttled behind them.
+TEST_F(AttackRelaySign, OneMembersPurgeFloodDelaysNoOtherPurge) {
+  const std::string hook = cluster_.dir() + "/slow.sh";
+  const std::string runs = cluster_.dir() + "/slow.runs";
+  std::ofstream(hook) << "#!/bin/sh\nsleep 1\nprintf '%s\\n' \"$3\" >> \"$1\"\n";
+  ASSERT_EQ(::chmod(hook.c_str(), 0755), 0);
+  ASSERT_TRUE(a_->Stop());
+  NodeOptions o;
+  o.extra = "relay_links = [\"victim\", \"b\", \"mallory\"]\npurge_command = [\"" + hook +
+            "\", \"" + runs + "\"]\n";
+  ASSERT_TRUE(a_->Start(o, {victim_})) << a_->log_tail();
+  const std::string flooded = "http://flooded.example/object";
+  const std::string own = "http://operator.example/object";
+  const std::string clustered = "http://victim.example/object";
+  ASSERT_TRUE(a_->Add({flooded, own, clustered}));
+  ASSERT_TRUE(WaitFor([&] { return RelayLinksUp(); }, kWaitDeadline)) << a_->log_tail();
+
+  constexpr int kPurges = 1200;
+  zmq::socket_t s = Client(a_);
+  s.set(zmq::sockopt::sndhwm, 0);
+  const uint64_t first = uint64_t{1} << 57;
+  for (int i = 0; i < kPurges; ++i) {
+    RelayData purge = Data("mallory", first + i, '\x01', flooded);
+    ASSERT_TRUE(SignRelayData(*mallory_signer_, ClusterTag(kClusterSecret), &purge).ok());
+    s.send(zmq::buffer(Frame("mallory", purge)));
+    // 800 a second: under the origin's limit of 1,000, so each one is delivered.
+    if (i % 40 == 39) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  // Every purge delivered is accounted for: its command ran, it is queued or running, or it
+  // was refused (a purge waits for relay.seen's next save before it is handed on).
+  auto runs_of = [&](const std::string& url) {
+    std::ifstream in(runs);
+    size_t n = 0;
+    for (std::string line; std::getline(in, line);) n += line == url ? 1 : 0;
+    return n;
+  };
+  uint64_t pending = 0, refused = 0, ran = 0;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        ran = runs_of(flooded);
+        pending = Relay(a_, "purge_actions_pending");
+        refused = Relay(a_, "purge_actions_refused");
+        return ran + pending + refused == kPurges;
+      },
+      kWaitDeadline))
+      << Relay(a_, "purges") << " delivered, " << ran << " ran, " << pending << " pending, "
+      << refused << " refused";
+  EXPECT_LE(pending, 65u);  // the job under way and one full queue
+  EXPECT_GE(refused + ran, kPurges - 65u);
+
+  using Clock = std::chrono::steady_clock;
+  // The operator's own purge at a, and a cluster purge from the victim that a must answer.
+  json reply;
+  std::string body;
+  const Clock::time_point start = Clock::now();
+  ASSERT_TRUE(a_->Call({{"op", "purge"}, {"url", own}}, "", &reply, &body)) << reply.dump();
+  ASSERT_TRUE(reply.contains("job")) << reply.dump();
+  const uint64_t job = reply["job"];
+  ASSERT_TRUE(
+      victim_->Call({{"op", "purge"}, {"url", clustered}, {"cluster", true}}, "", &reply, &body))
+      << reply.dump();
+  const uint64_t cluster_id = reply["id"];
+  double own_s = -1, cluster_s = -1;
+  const bool done = WaitFor(
+      [&] {
+        if (own_s < 0) {
+          json r;
+          std::string b;
+          if (a_->Call({{"op", "purge"}, {"job", job}}, "", &r, &b) && r.value("done", false)) {
+            EXPECT_EQ(r["result"]["purged"], true) << r.dump();
+            own_s = std::chrono::duration<double>(Clock::now() - start).count();
+          }
+        }
+        if (cluster_s < 0) {
+          for (const Delivery& d : Deliveries(victim_)) {
+            if (d.kind != "purge-result") continue;
+            const json result = json::parse(d.body, nullptr, false);
+            if (result.is_object() && result.value("node", "") == "a" &&
+                result.value("purge_id", uint64_t{0}) == cluster_id) {
+              EXPECT_EQ(result["purged"], true) << d.body;
+              cluster_s = std::chrono::duration<double>(Clock::now() - start).count();
+            }
+          }
+        }
+        return own_s >= 0 && cluster_s >= 0;
+      },
+      kWaitDeadline);
+  std::printf(
+      "flood of %d purges: %llu ran, %llu pending, %llu refused, %llu results not broadcast; "
+      "operator's purge done after %.1f s, a's answer to the cluster purge after %.1f s\n",
+      kPurges, static_cast<unsigned long long>(ran), static_cast<unsigned long long>(pending),
+      static_cast<unsigned long long>(refused),
+      static_cast<unsigned long long>(Relay(a_, "purge_results_dropped")), own_s, cluster_s);
+  EXPECT_TRUE(done) << "operator " << own_s << " s, cluster " << cluster_s << " s";
+}
+
+// Before, the rate meter's counters were picked by a key derived from cluster_secret, which
+// every member knows: a member could pick origin names whose counters cover those of node-b
+// and, flooding them just under the limit, block node-b's own broadcasts and purges ("rate of
+// this node exceeded") while node-b takes unsigned broadcasts (require_signatures = false).
+// The meter is now keyed at random per node: the same aimed names share b's counters only by
+// chance (about (9 / 4096)^3 for three names of three counters each, below 1e-7).
+TEST_F(AttackRelaySign, OriginNamesAimedAtANodesRateCountersBlockNothing) {
+  ASSERT_TRUE(b_->Stop());
+  NodeOptions o;
+  o.extra = "relay_links = [\"victim\", \"a\", \"mallory\"]\nrequire_signatures = false\n";
+  ASSERT_TRUE(b_->Start(o, {victim_})) << b_->log_tail();
+  ASSERT_TRUE(WaitFor([&] { return RelayLinksUp(); }, kWaitDeadline)) << b_->log_tail();
+
+  // The counters "b" has under the cluster's key (RelayOptions defaults: 3 of 4,096), and one
+  // name found for each that shares it.
+  const IndexHasher cluster_hasher(DeriveIndexKey(kClusterSecret));
+  auto counters = [&](const std::string& origin) {
+    const KeyHash h = cluster_hasher.Hash(origin);
+    std::vector<uint64_t> out;
+    uint64_t g = h.h1;
+    for (int i = 0; i < 3; ++i, g += h.h2 | 1) out.push_back(g & 4095);
+    return out;
+  };
+  std::vector<std::string> aimed;
+  uint64_t candidate = 0;
+  for (const uint64_t target : counters("b")) {
+    for (;; ++candidate) {
+      const std::string name = "aim-" + std::to_string(candidate);
+      const std::vector<uint64_t> c = counters(name);
+      if (std::find(c.begin(), c.end(), target) != c.end()) {
+        aimed.push_back(name);
+        ++candidate;
+        break;
+      }
+    }
+  }
+  ASSERT_EQ(aimed.size(), 3u);
+
+  // Each aimed name at 1,100 a second for two seconds (past its own limit of 1,000, so its
+  // counters stay at the limit), and b broadcasts while they do.
+  zmq::socket_t s = Client(b_);
+  s.set(zmq::sockopt::sndhwm, 0);
+  uint64_t id = uint64_t{1} << 56;
+  std::vector<uint64_t> own_ids;
+  for (int slice = 0; slice < 40; ++slice) {
+    for (int i = 0; i < 55; ++i) {
+      for (const std::string& name : aimed)
+        s.send(zmq::buffer(Frame("mallory", Data(name, ++id, '\0', "aimed"))));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (slice >= 20 && slice % 5 == 0) {
+      json reply;
+      std::string body;
+      ASSERT_TRUE(b_->Call({{"op", "broadcast"}}, "own", &reply, &body)) << reply.dump();
+      ASSERT_TRUE(reply.value("ok", false)) << reply.dump();
+      own_ids.push_back(reply["id"]);
+    }
+  }
+  EXPECT_GT(Relay(b_, "throttled"), 0u);  // the aimed names themselves met the limit
+  for (Node* n : {victim_, a_}) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          size_t got = 0;
+          for (const Delivery& d : Deliveries(n)) {
+            got +=
+                d.origin == "b" && std::find(own_ids.begin(), own_ids.end(), d.id) != own_ids.end();
+          }
+          return got == own_ids.size();
+        },
+        kWaitDeadline))
+        << n->name();
+  }
+  std::printf("aimed names %s %s %s: b throttled %llu of theirs, b's %zu broadcasts delivered\n",
+              aimed[0].c_str(), aimed[1].c_str(), aimed[2].c_str(),
+              static_cast<unsigned long long>(Relay(b_, "throttled")), own_ids.size());
+}
+
+// 50 IHAVE packets announcing 4,096 invented messages each once made a node await all 204,800
+// and send 2,048,000 GRAFTs back. The messages a node awaits are now bounded (a quarter of
+// them per link): the rest are dropped and counted, GRAFTs stay within attempts x bound, and
+// a broadcast of another origin is still delivered everywhere.
+TEST_F(AttackRelaySign, AnnouncementsOfInventedMessagesAreBoundedAtEveryNode) {
+  zmq::socket_t s = Client(a_);
+  s.set(zmq::sockopt::sndhwm, 0);
+  constexpr int kPackets = 50;
+  constexpr int kRefs = 4096;
+  const uint64_t grafts_before = Relay(a_, "grafts_sent");
+  uint64_t id = uint64_t{1} << 55;
+  for (int packet = 0; packet < kPackets; ++packet) {
+    RelayPacket ihave;
+    ihave.kind = RelayKind::kIHave;
+    for (int r = 0; r < kRefs; ++r) ihave.refs.push_back({"ghost", ++id, 1});
+    s.send(zmq::buffer(Frame("mallory", ihave)));
+  }
+  // Each announcement is awaited or dropped; the awaited ones are at most max_missing (4,096).
+  const uint64_t announced = uint64_t{kPackets} * kRefs;
+  EXPECT_TRUE(
+      WaitFor([&] { return Relay(a_, "ihave_dropped") >= announced - 4096; }, kWaitDeadline))
+      << Relay(a_, "ihave_dropped");
+  json reply;
+  std::string body;
+  ASSERT_TRUE(victim_->Call({{"op", "broadcast"}}, "after", &reply, &body)) << reply.dump();
+  const Delivery after{"victim", reply["id"], "message", "after"};
+  for (Node* n : {a_, b_}) {
+    EXPECT_TRUE(WaitFor(
+        [&] {
+          const std::vector<Delivery> got = Deliveries(n);
+          return std::find(got.begin(), got.end(), after) != got.end();
+        },
+        kWaitDeadline))
+        << n->name();
+  }
+  const uint64_t grafts = Relay(a_, "grafts_sent") - grafts_before;
+  std::printf("%llu invented announcements: %llu dropped, %llu GRAFTs sent\n",
+              static_cast<unsigned long long>(announced),
+              static_cast<unsigned long long>(Relay(a_, "ihave_dropped")),
+              static_cast<unsigned long long>(grafts));
+  EXPECT_LE(grafts, uint64_t{10} * 4096);  // max_graft_attempts x max_missing
 }
 
 }  // namespace

@@ -9,7 +9,7 @@ namespace {
 constexpr char kDropped[] = "peerbloom_relay_dropped_total";
 constexpr char kPacketsSent[] = "peerbloom_relay_packets_sent_total";
 
-constexpr std::array<Stat<RelayService>, 34> kRelay = {{
+constexpr std::array<Stat<RelayService>, 35> kRelay = {{
     {"links", "configured relay links", kValue, kStatsOnly,
      [](const RelayService& r) -> Json { return r.Stats()["links"]; }},
     {"links_up", "relay links membership knows alive with an endpoint", kGauge, kStatsOnly,
@@ -77,6 +77,10 @@ constexpr std::array<Stat<RelayService>, 34> kRelay = {{
      [](const RelayService& r) -> Json { return r.Stats()["purge_actions_refused"]; }},
     {"purge_errors", "purges whose handling failed inside the daemon (contained and logged)",
      kCounter, kStatsOnly, [](const RelayService& r) -> Json { return r.Stats()["purge_errors"]; }},
+    {"purge_results_dropped",
+     "purge results not broadcast: results for that origin's purges over their share a second",
+     kCounter, kStatsOnly,
+     [](const RelayService& r) -> Json { return r.Stats()["purge_results_dropped"]; }},
     {"repairs_pending", "whether announcement rounds or GRAFTs are pending", kGauge,
      Metric("peerbloom_relay_repairs_pending"),
      [](const RelayService& r) -> Json { return r.repairs_pending(); }},
