@@ -7,13 +7,21 @@ namespace peerbloom::daemon {
 
 Status LoadAllowList(const Config& config, std::map<std::string, std::string>* authorized,
                      std::vector<ListedNode>* listed) {
+  std::vector<client::AuthorizedKey> lines;
+  if (!config.authorized_keys.empty()) {
+    PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config.authorized_keys, &lines));
+  }
+  return AllowListOf(config, lines, authorized, listed);
+}
+
+Status AllowListOf(const Config& config, const std::vector<client::AuthorizedKey>& lines,
+                   std::map<std::string, std::string>* authorized,
+                   std::vector<ListedNode>* listed) {
   authorized->clear();
   listed->clear();
-  if (!config.authorized_keys.empty()) {
-    std::vector<client::AuthorizedKey> keys;
-    PEERBLOOM_RETURN_IF_ERROR(client::ReadAuthorizedKeys(config.authorized_keys, &keys));
+  {
     std::map<std::string, size_t> at;
-    for (const client::AuthorizedKey& key : keys) {
+    for (const client::AuthorizedKey& key : lines) {
       (*authorized)[key.curve_key] = key.node_id;
       auto [it, added] = at.emplace(key.node_id, listed->size());
       if (added) listed->push_back(ListedNode{key.node_id, {}, ""});

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "daemon/config/config.h"
+#include "peerbloom/client/curve_keys.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/status.h"
 
@@ -19,6 +20,9 @@ namespace peerbloom::daemon {
 // ResolveSeedKeys) must be listed; a node id given two different endpoints is an error.
 Status LoadAllowList(const Config& config, std::map<std::string, std::string>* authorized,
                      std::vector<ListedNode>* listed);
+// The same from the lines of authorized_keys as read (client::ReadAuthorizedKeys).
+Status AllowListOf(const Config& config, const std::vector<client::AuthorizedKey>& lines,
+                   std::map<std::string, std::string>* authorized, std::vector<ListedNode>* listed);
 
 }  // namespace peerbloom::daemon
 

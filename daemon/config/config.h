@@ -228,6 +228,11 @@ std::vector<ConfigKeyInfo> ConfigReference();
 // Reads every seed's public_key_file into its public_key. Errors name the file.
 Status ResolveSeedKeys(Config* config);
 
+// The wall clock in ms since 1970 as this daemon reads it: the system clock moved by
+// test_wall_clock_offset_ms (0 outside tests). Timers run on the monotonic Clock; the wall
+// clock only names epochs and dates snapshots and routed requests.
+int64_t WallClockMs(const Config& config);
+
 // Endpoint checks, shared with clients (peerbloom/client/client_config.h).
 using client::IsLoopbackHost;
 using client::ParseTcpEndpoint;

@@ -2,6 +2,7 @@
 // clients live in lib/client/client_config.cc.
 #include <cerrno>
 #include <charconv>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 
@@ -63,6 +64,13 @@ bool ParseMicros(std::string_view text, int64_t* us) {
   if (value > kMaxUs / scale) return false;
   *us = value * scale;
   return true;
+}
+
+int64_t WallClockMs(const Config& config) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+             .count() +
+         config.test_wall_clock_offset_ms;
 }
 
 Status ResolveSeedKeys(Config* config) {

@@ -1,5 +1,5 @@
-// Keys are read once at start: the gossip engine's options are fixed for its life, so a new
-// node's sign key takes a restart of the nodes that must check it (docs/security.md).
+// Sign keys are read at start and at every reload (key_set.h), so a rotated or new `sign=`
+// key is checked from the next SIGHUP on (docs/security.md, "Key rotation").
 #include "daemon/config/origin_keys.h"
 
 #include <spdlog/spdlog.h>
@@ -122,7 +122,12 @@ Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys
 Status LoadOriginKeys(const Config& config, const client::CurveKeyPair& keys, GossipOptions* o) {
   Listed listed;
   if (config.curve) PEERBLOOM_RETURN_IF_ERROR(ReadListed(config, &listed));
-  PEERBLOOM_RETURN_IF_ERROR(CheckSigning(config, keys, listed));
+  return OriginKeysOf(config, keys, listed, o);
+}
+
+Status OriginKeysOf(const Config& config, const client::CurveKeyPair& keys, const Listed& listed,
+                    GossipOptions* o) {
+  PEERBLOOM_RETURN_IF_ERROR(CheckSigning(config, keys, config.curve ? listed : Listed{}));
   o->require_signatures = config.require_signatures;
   if (!config.curve) return Status::Ok();
   if (const std::vector<std::string> unsigned_nodes = UnsignedNodes(listed);

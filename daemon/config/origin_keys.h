@@ -4,6 +4,8 @@
 #ifndef PEERBLOOM_DAEMON_ORIGIN_KEYS_H_
 #define PEERBLOOM_DAEMON_ORIGIN_KEYS_H_
 
+#include <vector>
+
 #include "daemon/config/config.h"
 #include "peerbloom/client/curve_keys.h"
 #include "peerbloom/gossip.h"
@@ -15,6 +17,9 @@ namespace peerbloom::daemon {
 // authorized_keys, and this node's own) and o->require_signatures. InvalidArgument when
 // require_signatures cannot be met: CURVE off, or a key file without sign keys.
 Status LoadOriginKeys(const Config& config, const client::CurveKeyPair& keys, GossipOptions* o);
+// The same from the lines of authorized_keys as read (client::ReadAuthorizedKeys).
+Status OriginKeysOf(const Config& config, const client::CurveKeyPair& keys,
+                    const std::vector<client::AuthorizedKey>& lines, GossipOptions* o);
 // The checks of LoadOriginKeys that can fail, without loading or logging (--check-config).
 Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys);
 

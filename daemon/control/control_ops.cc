@@ -1,5 +1,5 @@
 // The control operations' table and the operations that only read the daemon's parts.
-// who-has, add and remove live with the daemon (daemon_control.cc): they work on its store.
+// who-has, add and remove live in LookupService (lookup_service.cc): they work on the store.
 #include "daemon/control/control_ops.h"
 
 #include <spdlog/spdlog.h>

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "daemon/loop/clock.h"
-#include "daemon/loop/daemon_parts.h"
+#include "daemon/observe/daemon_parts.h"
 #include "daemon/observe/stats_report.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/status.h"
@@ -42,7 +42,8 @@ struct ControlContext {
   DaemonParts parts;
   const Clock& clock;
   const StatsReport& stats;
-  // The daemon's own operations.
+  // The operations LookupService owns (on the store and the engine) and the store's
+  // synchronous snapshot.
   ControlHandler who_has;
   std::function<Status(bool add, const ControlCall&)> change;
   std::function<Status()> write_snapshot;

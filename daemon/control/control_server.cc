@@ -1,4 +1,4 @@
-// Envelope handling only; the operations live in daemon_control.cc.
+// Envelope handling only; the operations live in control_ops.cc and lookup_service.cc.
 #include "daemon/control/control_server.h"
 
 #include <spdlog/spdlog.h>

@@ -17,38 +17,17 @@
 #include "daemon/control/control_server.h"
 #include "daemon/control/who_has_socket.h"
 #include "daemon/digests/digest_importer.h"
-#include "daemon/loop/daemon_parts.h"
+#include "daemon/observe/daemon_parts.h"
 #include "daemon/observe/metrics_server.h"
 #include "daemon/observe/registry/registry.h"
 #include "daemon/relay/relay_service.h"
+#include "daemon/store/store_service.h"
 #include "daemon/transport/transport.h"
 #include "peerbloom/gossip.h"
 
 namespace peerbloom::daemon {
 
 using registry::StatDoc;
-
-struct PublishStats {
-  uint64_t full = 0;
-  uint64_t deltas = 0;
-  uint64_t immediate = 0;       // publications forced by the pending threshold
-  uint64_t refused_deltas = 0;  // deltas the engine did not take (a full one followed)
-  uint64_t new_epochs = 0;      // epochs started because peers knew this node in a higher one
-  int64_t last_ms = 0;
-};
-
-struct SnapshotStats {
-  uint64_t written = 0;
-  uint64_t failed = 0;
-  uint64_t failure_episodes = 0;  // runs of failed writes (a full or read-only disk)
-  bool failing = false;           // the last write failed
-  int64_t last_duration_ms = 0;
-  int64_t last_unix_ms = 0;
-  bool restored = false;
-  // The restored snapshot's geometry, kept, is the one an earlier version's sizing rule chose
-  // (ChooseLegacyGeometry), not the one this version chooses for the settings.
-  bool legacy_geometry = false;
-};
 
 // Faults the daemon noticed (the injected ones are counted by the transport).
 struct FaultStats {

@@ -42,8 +42,8 @@ class GossipEngine::Impl {
   Impl& operator=(const Impl&) = delete;
 
   // rounds.cc
-  void PublishFull(const Summary& summary, int64_t now_ms);
-  void PublishDelta(const SummaryDelta& delta, int64_t now_ms);
+  bool PublishFull(const Summary& summary, int64_t now_ms);
+  bool PublishDelta(const SummaryDelta& delta, int64_t now_ms);
   void FlushNow(int64_t now_ms);
   void OnTick(int64_t now_ms);
   int64_t NextDeadline() const;

@@ -106,11 +106,11 @@ GossipEngine::GossipEngine(GossipOptions options)
     : impl_(std::make_unique<Impl>(std::move(options))) {}
 GossipEngine::~GossipEngine() = default;
 
-void GossipEngine::PublishFull(const Summary& summary, int64_t now_ms) {
-  impl_->PublishFull(summary, now_ms);
+bool GossipEngine::PublishFull(const Summary& summary, int64_t now_ms) {
+  return impl_->PublishFull(summary, now_ms);
 }
-void GossipEngine::PublishDelta(const SummaryDelta& delta, int64_t now_ms) {
-  impl_->PublishDelta(delta, now_ms);
+bool GossipEngine::PublishDelta(const SummaryDelta& delta, int64_t now_ms) {
+  return impl_->PublishDelta(delta, now_ms);
 }
 void GossipEngine::FlushNow(int64_t now_ms) { impl_->FlushNow(now_ms); }
 Status GossipEngine::ImportDigest(const DigestImport& import, int64_t now_ms) {

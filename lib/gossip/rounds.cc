@@ -103,14 +103,18 @@ void GossipEngine::Impl::FlushNow(int64_t now_ms) {
   dissemination_.SendOwnUpdates(now_ms);
 }
 
-void GossipEngine::Impl::PublishFull(const Summary& summary, int64_t now_ms) {
+bool GossipEngine::Impl::PublishFull(const Summary& summary, int64_t now_ms) {
   if (!started_) Start(now_ms);
-  if (!local_.PublishFull(summary)) ++stats_.local_publish_refused;
+  if (local_.PublishFull(summary)) return true;
+  ++stats_.local_publish_refused;
+  return false;
 }
 
-void GossipEngine::Impl::PublishDelta(const SummaryDelta& delta, int64_t now_ms) {
+bool GossipEngine::Impl::PublishDelta(const SummaryDelta& delta, int64_t now_ms) {
   if (!started_) Start(now_ms);
-  if (!local_.PublishDelta(delta)) ++stats_.local_publish_refused;
+  if (local_.PublishDelta(delta)) return true;
+  ++stats_.local_publish_refused;
+  return false;
 }
 
 Status GossipEngine::Impl::ImportDigest(const DigestImport& import, int64_t now_ms) {

@@ -246,10 +246,11 @@ class GossipEngine {
 
   // The local node's summary changed. Full: at start and whenever its geometry changes.
   // Delta: otherwise, base_version must be the previous published version. A delta that does
-  // not fit the held summary (origin, epoch, base, geometry or result digest) is not applied
-  // and counts in stats().local_publish_refused: the caller should PublishFull then.
-  void PublishFull(const Summary& summary, int64_t now_ms);
-  void PublishDelta(const SummaryDelta& delta, int64_t now_ms);
+  // not fit the held summary (origin, epoch, base, geometry or result digest) is not applied,
+  // counts in stats().local_publish_refused and returns false: the caller should PublishFull
+  // then. Both return whether the summary was taken.
+  bool PublishFull(const Summary& summary, int64_t now_ms);
+  bool PublishDelta(const SummaryDelta& delta, int64_t now_ms);
   // Sends pending local deltas at once instead of waiting for the gossip interval (the
   // daemon calls this when more than a threshold of the filter changed).
   void FlushNow(int64_t now_ms);

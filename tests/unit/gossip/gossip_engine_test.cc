@@ -139,18 +139,18 @@ TEST(GossipEngine, WhoHasNamesPeerEndpointAndSummaryAge) {
 TEST(GossipEngine, DeltasThatDoNotFitTheLocalSummaryAreRefused) {
   GossipEngine a(Options("a"));
   Summary base = MakeSummary("a", 1, 1, {{1, 2}});
-  a.PublishFull(base, 0);
+  EXPECT_TRUE(a.PublishFull(base, 0));
   Summary next = MakeSummary("a", 1, 2, {{1, 2}, {3, 4}});
   SummaryDelta d;
   ASSERT_TRUE(ComputeDelta(base, next, &d).ok());
   SummaryDelta wrong_base = d;
   wrong_base.base_version = 7;
-  a.PublishDelta(wrong_base, 1);
+  EXPECT_FALSE(a.PublishDelta(wrong_base, 1));
   SummaryDelta wrong_digest = d;
   wrong_digest.result_digest ^= 1;
-  a.PublishDelta(wrong_digest, 1);
+  EXPECT_FALSE(a.PublishDelta(wrong_digest, 1));
   EXPECT_EQ(a.stats().local_publish_refused, 2u);
-  a.PublishDelta(d, 1);
+  EXPECT_TRUE(a.PublishDelta(d, 1));
   EXPECT_EQ(a.stats().local_publish_refused, 2u);
   Summary held;
   ASSERT_TRUE(a.GetSummary("a", &held).ok());

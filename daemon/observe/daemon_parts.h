@@ -1,8 +1,8 @@
 // DaemonParts: the parts of a running daemon that the control operations (ControlOps) and
-// the stats answers (StatsReport) read, as references. Daemon makes them in Start; every
+// the stats answers (StatsReport) read, as references. Daemon wires them after Start has made every part; every
 // reference must outlive the holder.
-#ifndef PEERBLOOM_DAEMON_DAEMON_PARTS_H_
-#define PEERBLOOM_DAEMON_DAEMON_PARTS_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_DAEMON_PARTS_H_
+#define PEERBLOOM_DAEMON_OBSERVE_DAEMON_PARTS_H_
 
 #include <memory>
 #include <string>
@@ -31,4 +31,4 @@ struct DaemonParts {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_DAEMON_PARTS_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_DAEMON_PARTS_H_
