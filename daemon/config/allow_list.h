@@ -1,8 +1,8 @@
 // The allow-list (authorized_keys) as the daemon uses it: which CURVE key speaks for which
 // node id (the transport's ZAP handler and link binding), and the listed nodes with their
 // keys and contact endpoints (the gossip engine's membership). docs/security.md.
-#ifndef PEERBLOOM_DAEMON_ALLOW_LIST_H_
-#define PEERBLOOM_DAEMON_ALLOW_LIST_H_
+#ifndef PEERBLOOM_DAEMON_CONFIG_ALLOW_LIST_H_
+#define PEERBLOOM_DAEMON_CONFIG_ALLOW_LIST_H_
 
 #include <map>
 #include <string>
@@ -26,4 +26,4 @@ Status AllowListOf(const Config& config, const std::vector<client::AuthorizedKey
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_ALLOW_LIST_H_
+#endif  // PEERBLOOM_DAEMON_CONFIG_ALLOW_LIST_H_

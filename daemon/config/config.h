@@ -5,8 +5,8 @@
 // "<file>:<line>:" where <line> is the line of the offending key (line 1 for a missing one).
 //
 // A plain struct: each field says its default; LoadConfig() is the one validating function.
-#ifndef PEERBLOOM_DAEMON_CONFIG_H_
-#define PEERBLOOM_DAEMON_CONFIG_H_
+#ifndef PEERBLOOM_DAEMON_CONFIG_CONFIG_H_
+#define PEERBLOOM_DAEMON_CONFIG_CONFIG_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -252,4 +252,4 @@ Status LoadClusterSecret(Config* config);
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_CONFIG_H_
+#endif  // PEERBLOOM_DAEMON_CONFIG_CONFIG_H_

@@ -1,8 +1,8 @@
 // The config parser's internals, shared by config.cc (the value readers, the array-of-tables
 // keys and the cross-key checks) and config_keys.cc (the table of top-level keys). Not for
 // use outside these two files.
-#ifndef PEERBLOOM_DAEMON_CONFIG_PARSER_H_
-#define PEERBLOOM_DAEMON_CONFIG_PARSER_H_
+#ifndef PEERBLOOM_DAEMON_CONFIG_CONFIG_PARSER_H_
+#define PEERBLOOM_DAEMON_CONFIG_CONFIG_PARSER_H_
 
 #include <toml++/toml.h>
 
@@ -87,4 +87,4 @@ const KeySpec* FindKey(std::string_view key);
 
 }  // namespace peerbloom::daemon::config_internal
 
-#endif  // PEERBLOOM_DAEMON_CONFIG_PARSER_H_
+#endif  // PEERBLOOM_DAEMON_CONFIG_CONFIG_PARSER_H_

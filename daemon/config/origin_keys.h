@@ -1,8 +1,8 @@
 // Signed origins in the daemon: this node's Ed25519 signer from its key file and every
 // node's sign keys from authorized_keys, handed to the gossip engine (docs/security.md,
 // "Signed origins").
-#ifndef PEERBLOOM_DAEMON_ORIGIN_KEYS_H_
-#define PEERBLOOM_DAEMON_ORIGIN_KEYS_H_
+#ifndef PEERBLOOM_DAEMON_CONFIG_ORIGIN_KEYS_H_
+#define PEERBLOOM_DAEMON_CONFIG_ORIGIN_KEYS_H_
 
 #include <vector>
 
@@ -25,4 +25,4 @@ Status CheckSigningConfig(const Config& config, const client::CurveKeyPair& keys
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_ORIGIN_KEYS_H_
+#endif  // PEERBLOOM_DAEMON_CONFIG_ORIGIN_KEYS_H_

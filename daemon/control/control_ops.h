@@ -5,8 +5,8 @@
 // The operations that read or change the daemon's core (who-has, add, remove, snapshot) are
 // the daemon's own and reach this table as callbacks; the rest read the parts they need
 // through the references in ControlContext. Thread-safety: none (the loop's thread).
-#ifndef PEERBLOOM_DAEMON_CONTROL_OPS_H_
-#define PEERBLOOM_DAEMON_CONTROL_OPS_H_
+#ifndef PEERBLOOM_DAEMON_CONTROL_CONTROL_OPS_H_
+#define PEERBLOOM_DAEMON_CONTROL_CONTROL_OPS_H_
 
 #include <cstdint>
 #include <functional>
@@ -91,4 +91,4 @@ class ControlOps {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_CONTROL_OPS_H_
+#endif  // PEERBLOOM_DAEMON_CONTROL_CONTROL_OPS_H_

@@ -8,8 +8,8 @@
 // frame before a body is held (control_tcp.h states its bounds).
 //
 // Thread-safety: none. Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_CONTROL_SERVER_H_
-#define PEERBLOOM_DAEMON_CONTROL_SERVER_H_
+#ifndef PEERBLOOM_DAEMON_CONTROL_CONTROL_SERVER_H_
+#define PEERBLOOM_DAEMON_CONTROL_CONTROL_SERVER_H_
 
 #include <functional>
 #include <memory>
@@ -108,4 +108,4 @@ class ControlServer {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_CONTROL_SERVER_H_
+#endif  // PEERBLOOM_DAEMON_CONTROL_CONTROL_SERVER_H_

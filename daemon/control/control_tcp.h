@@ -15,8 +15,8 @@
 //     one whose unread answers reach kMaxPendingOutput.
 //
 // Thread-safety: none (the loop's thread). Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_CONTROL_TCP_H_
-#define PEERBLOOM_DAEMON_CONTROL_TCP_H_
+#ifndef PEERBLOOM_DAEMON_CONTROL_CONTROL_TCP_H_
+#define PEERBLOOM_DAEMON_CONTROL_CONTROL_TCP_H_
 
 #include <cstdint>
 #include <functional>
@@ -113,4 +113,4 @@ class ControlTcp {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_CONTROL_TCP_H_
+#endif  // PEERBLOOM_DAEMON_CONTROL_CONTROL_TCP_H_

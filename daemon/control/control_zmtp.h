@@ -20,8 +20,8 @@
 //   request (message):   [empty delimiter][header][body?], every frame but the last MORE
 //
 // Thread-safety: none. Copyable (plain state).
-#ifndef PEERBLOOM_DAEMON_CONTROL_ZMTP_H_
-#define PEERBLOOM_DAEMON_CONTROL_ZMTP_H_
+#ifndef PEERBLOOM_DAEMON_CONTROL_CONTROL_ZMTP_H_
+#define PEERBLOOM_DAEMON_CONTROL_CONTROL_ZMTP_H_
 
 #include <array>
 #include <cstdint>
@@ -104,4 +104,4 @@ class ZmtpServer {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_CONTROL_ZMTP_H_
+#endif  // PEERBLOOM_DAEMON_CONTROL_CONTROL_ZMTP_H_

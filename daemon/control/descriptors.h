@@ -10,8 +10,8 @@
 //
 // Thread-safety: ListenerLimitsFor and DescriptorLimit are pure or read-only; one
 // SheddingAcceptor per listening socket, used from one thread.
-#ifndef PEERBLOOM_DAEMON_DESCRIPTORS_H_
-#define PEERBLOOM_DAEMON_DESCRIPTORS_H_
+#ifndef PEERBLOOM_DAEMON_CONTROL_DESCRIPTORS_H_
+#define PEERBLOOM_DAEMON_CONTROL_DESCRIPTORS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -59,4 +59,4 @@ class SheddingAcceptor {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_DESCRIPTORS_H_
+#endif  // PEERBLOOM_DAEMON_CONTROL_DESCRIPTORS_H_

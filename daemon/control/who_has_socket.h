@@ -8,8 +8,8 @@
 // request order, so a client may write many lines before reading.
 //
 // Thread-safety: none. Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_WHO_HAS_SOCKET_H_
-#define PEERBLOOM_DAEMON_WHO_HAS_SOCKET_H_
+#ifndef PEERBLOOM_DAEMON_CONTROL_WHO_HAS_SOCKET_H_
+#define PEERBLOOM_DAEMON_CONTROL_WHO_HAS_SOCKET_H_
 
 #include <cstdint>
 #include <functional>
@@ -118,4 +118,4 @@ class WhoHasSocket {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_WHO_HAS_SOCKET_H_
+#endif  // PEERBLOOM_DAEMON_CONTROL_WHO_HAS_SOCKET_H_

@@ -18,8 +18,8 @@
 //
 // Thread-safety: Poll, NextDeadline, Stats and WaitIdle from one thread (the loop).
 // Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_DIGEST_FETCHER_H_
-#define PEERBLOOM_DAEMON_DIGEST_FETCHER_H_
+#ifndef PEERBLOOM_DAEMON_DIGESTS_DIGEST_FETCHER_H_
+#define PEERBLOOM_DAEMON_DIGESTS_DIGEST_FETCHER_H_
 
 #include <atomic>
 #include <chrono>
@@ -151,4 +151,4 @@ class DigestFetcher {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_DIGEST_FETCHER_H_
+#endif  // PEERBLOOM_DAEMON_DIGESTS_DIGEST_FETCHER_H_

@@ -4,8 +4,8 @@
 // "Importing digests of Squid nodes without peerbloomd").
 //
 // Thread-safety: none (the loop's thread). Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_DIGEST_IMPORTER_H_
-#define PEERBLOOM_DAEMON_DIGEST_IMPORTER_H_
+#ifndef PEERBLOOM_DAEMON_DIGESTS_DIGEST_IMPORTER_H_
+#define PEERBLOOM_DAEMON_DIGESTS_DIGEST_IMPORTER_H_
 
 #include <cstdint>
 #include <memory>
@@ -52,4 +52,4 @@ class DigestImporter {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_DIGEST_IMPORTER_H_
+#endif  // PEERBLOOM_DAEMON_DIGESTS_DIGEST_IMPORTER_H_

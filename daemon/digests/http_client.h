@@ -10,8 +10,8 @@
 // Thread-safety: functions only; each call owns its connection and a watchdog thread that
 // ends the transfer at the total deadline or on `stop`. Blocking: HttpGet blocks the calling
 // thread for at most connect_timeout_ms + total_timeout_ms.
-#ifndef PEERBLOOM_DAEMON_HTTP_CLIENT_H_
-#define PEERBLOOM_DAEMON_HTTP_CLIENT_H_
+#ifndef PEERBLOOM_DAEMON_DIGESTS_HTTP_CLIENT_H_
+#define PEERBLOOM_DAEMON_DIGESTS_HTTP_CLIENT_H_
 
 #include <atomic>
 #include <cstddef>
@@ -60,4 +60,4 @@ std::optional<int64_t> ParseHttpDate(std::string_view text);
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_HTTP_CLIENT_H_
+#endif  // PEERBLOOM_DAEMON_DIGESTS_HTTP_CLIENT_H_

@@ -6,8 +6,8 @@
 // Rotation, truncation and resuming at a snapshot's position are FileFollower's.
 //
 // Thread-safety: none. Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_FEED_H_
-#define PEERBLOOM_DAEMON_FEED_H_
+#ifndef PEERBLOOM_DAEMON_FEEDS_FEED_H_
+#define PEERBLOOM_DAEMON_FEEDS_FEED_H_
 
 #include <cstdint>
 #include <memory>
@@ -111,4 +111,4 @@ class Feed {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_FEED_H_
+#endif  // PEERBLOOM_DAEMON_FEEDS_FEED_H_

@@ -27,8 +27,8 @@
 //
 // Plain POSIX I/O, no inotify: the daemon calls Poll() on a timer (or when poll_fd() is
 // readable, for a FIFO). Thread-safety: none. Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_FILE_FOLLOWER_H_
-#define PEERBLOOM_DAEMON_FILE_FOLLOWER_H_
+#ifndef PEERBLOOM_DAEMON_FEEDS_FILE_FOLLOWER_H_
+#define PEERBLOOM_DAEMON_FEEDS_FILE_FOLLOWER_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -187,4 +187,4 @@ class FileFollower {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_FILE_FOLLOWER_H_
+#endif  // PEERBLOOM_DAEMON_FEEDS_FILE_FOLLOWER_H_

@@ -5,8 +5,8 @@
 // its end at start: outcomes of requests before the daemon started are not counted.
 //
 // Thread-safety: none (the loop's thread). Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_ROUTE_LOG_FEED_H_
-#define PEERBLOOM_DAEMON_ROUTE_LOG_FEED_H_
+#ifndef PEERBLOOM_DAEMON_FEEDS_ROUTE_LOG_FEED_H_
+#define PEERBLOOM_DAEMON_FEEDS_ROUTE_LOG_FEED_H_
 
 #include <cstdint>
 #include <functional>
@@ -58,4 +58,4 @@ class RouteLogFeed {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_ROUTE_LOG_FEED_H_
+#endif  // PEERBLOOM_DAEMON_FEEDS_ROUTE_LOG_FEED_H_

@@ -1,7 +1,7 @@
 // Clock: where the daemon's loop takes time from. Production uses the steady clock; tests
 // inject a FakeClock and move time by hand, so deadlines are testable without sleeping.
-#ifndef PEERBLOOM_DAEMON_CLOCK_H_
-#define PEERBLOOM_DAEMON_CLOCK_H_
+#ifndef PEERBLOOM_DAEMON_LOOP_CLOCK_H_
+#define PEERBLOOM_DAEMON_LOOP_CLOCK_H_
 
 #include <chrono>
 #include <cstdint>
@@ -37,4 +37,4 @@ class FakeClock final : public Clock {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_CLOCK_H_
+#endif  // PEERBLOOM_DAEMON_LOOP_CLOCK_H_

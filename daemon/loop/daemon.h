@@ -20,8 +20,8 @@
 // or serving text the loop renders.
 //
 // Thread-safety: none. Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_DAEMON_H_
-#define PEERBLOOM_DAEMON_DAEMON_H_
+#ifndef PEERBLOOM_DAEMON_LOOP_DAEMON_H_
+#define PEERBLOOM_DAEMON_LOOP_DAEMON_H_
 
 #include <csignal>
 #include <cstdint>
@@ -107,4 +107,4 @@ class Daemon {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_DAEMON_H_
+#endif  // PEERBLOOM_DAEMON_LOOP_DAEMON_H_

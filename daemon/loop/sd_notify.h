@@ -12,8 +12,8 @@
 // under systemd, another supervisor or a shell.
 //
 // Thread-safety: none (the event loop owns it). Not copyable: it counts what it sent.
-#ifndef PEERBLOOM_DAEMON_SD_NOTIFY_H_
-#define PEERBLOOM_DAEMON_SD_NOTIFY_H_
+#ifndef PEERBLOOM_DAEMON_LOOP_SD_NOTIFY_H_
+#define PEERBLOOM_DAEMON_LOOP_SD_NOTIFY_H_
 
 #include <cstdint>
 #include <string>
@@ -67,4 +67,4 @@ class SdNotifier {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_SD_NOTIFY_H_
+#endif  // PEERBLOOM_DAEMON_LOOP_SD_NOTIFY_H_

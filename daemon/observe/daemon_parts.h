@@ -1,6 +1,6 @@
 // DaemonParts: the parts of a running daemon that the control operations (ControlOps) and
-// the stats answers (StatsReport) read, as references. Daemon wires them after Start has made every part; every
-// reference must outlive the holder.
+// the stats answers (StatsReport) read, as references. Daemon wires them after Start has made every
+// part; every reference must outlive the holder.
 #ifndef PEERBLOOM_DAEMON_OBSERVE_DAEMON_PARTS_H_
 #define PEERBLOOM_DAEMON_OBSERVE_DAEMON_PARTS_H_
 
@@ -24,8 +24,8 @@ struct DaemonParts {
   LocalStore& store;
   const GossipEngine& engine;
   const std::vector<std::unique_ptr<Feed>>& feeds;
-  RouteOutcomes& routes;  // outcomes of requests routed to peers
-  const HelperReports& helpers;  // what Squid's helpers answered
+  RouteOutcomes& routes;                           // outcomes of requests routed to peers
+  const HelperReports& helpers;                    // what Squid's helpers answered
   const std::unique_ptr<RouteLogFeed>& route_log;  // null without squid_route_log
 };
 

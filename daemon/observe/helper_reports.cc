@@ -35,7 +35,7 @@ uint64_t* Field(HelperCounts* c, std::string_view key) {
 
 uint64_t Saturating(uint64_t a, uint64_t b) {
   return a > std::numeric_limits<uint64_t>::max() - b ? std::numeric_limits<uint64_t>::max()
-                                                       : a + b;
+                                                      : a + b;
 }
 
 }  // namespace
@@ -82,10 +82,9 @@ bool HelperReports::Report(std::string_view line, int64_t now_ms) {
     return false;
   }
   if (helpers_.find(pid) == helpers_.end() && helpers_.size() >= kMaxHelpers) {
-    auto oldest = std::min_element(helpers_.begin(), helpers_.end(), [](const auto& a,
-                                                                        const auto& b) {
-      return a.second.last_ms < b.second.last_ms;
-    });
+    auto oldest = std::min_element(
+        helpers_.begin(), helpers_.end(),
+        [](const auto& a, const auto& b) { return a.second.last_ms < b.second.last_ms; });
     retired_.Add(oldest->second.counts);
     helpers_.erase(oldest);
   }

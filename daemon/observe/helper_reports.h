@@ -14,8 +14,8 @@
 // from least recently is folded into the totals of retired ones.
 //
 // Thread-safety: none (the loop's thread).
-#ifndef PEERBLOOM_DAEMON_HELPER_REPORTS_H_
-#define PEERBLOOM_DAEMON_HELPER_REPORTS_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_HELPER_REPORTS_H_
+#define PEERBLOOM_DAEMON_OBSERVE_HELPER_REPORTS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -73,4 +73,4 @@ class HelperReports {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_HELPER_REPORTS_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_HELPER_REPORTS_H_

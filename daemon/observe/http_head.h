@@ -5,8 +5,8 @@
 // assumed about what follows what. Only what the endpoint uses is read: the method, the path
 // (the query dropped), the version, Connection, Content-Length; Transfer-Encoding is refused
 // (no client of /metrics sends a body). Thread-safety: a pure function.
-#ifndef PEERBLOOM_DAEMON_HTTP_HEAD_H_
-#define PEERBLOOM_DAEMON_HTTP_HEAD_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_HTTP_HEAD_H_
+#define PEERBLOOM_DAEMON_OBSERVE_HTTP_HEAD_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -31,4 +31,4 @@ Status ParseHttpRequestHead(std::string_view head, HttpRequestHead* out);
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_HTTP_HEAD_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_HTTP_HEAD_H_

@@ -4,8 +4,8 @@
 // in UTC, the message quoted with `"`, `\` and control bytes escaped, so a line splits into
 // fields without knowing the messages. The level comes from `log_level` and changes at run
 // time (SIGHUP reload, the `log-level` control operation) through SetLogLevel.
-#ifndef PEERBLOOM_DAEMON_LOG_FORMAT_H_
-#define PEERBLOOM_DAEMON_LOG_FORMAT_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_LOG_FORMAT_H_
+#define PEERBLOOM_DAEMON_OBSERVE_LOG_FORMAT_H_
 
 #include <spdlog/spdlog.h>
 
@@ -32,4 +32,4 @@ std::string CurrentLogLevel();
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_LOG_FORMAT_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_LOG_FORMAT_H_

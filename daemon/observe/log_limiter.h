@@ -1,7 +1,7 @@
 // LogLimiter: lets through at most `burst` log lines per `window_ms` for one kind of event
 // caused by peers, and counts what it held back so the next admitted line can say so.
-#ifndef PEERBLOOM_DAEMON_LOG_LIMITER_H_
-#define PEERBLOOM_DAEMON_LOG_LIMITER_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_LOG_LIMITER_H_
+#define PEERBLOOM_DAEMON_OBSERVE_LOG_LIMITER_H_
 
 #include <cstdint>
 
@@ -39,4 +39,4 @@ class LogLimiter {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_LOG_LIMITER_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_LOG_LIMITER_H_

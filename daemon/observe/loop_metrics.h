@@ -8,8 +8,8 @@
 //
 // Thread-safety: none (the loop's thread). The metrics server never reads it: the loop
 // renders the text and hands it over (metrics_server.h).
-#ifndef PEERBLOOM_DAEMON_LOOP_METRICS_H_
-#define PEERBLOOM_DAEMON_LOOP_METRICS_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_LOOP_METRICS_H_
+#define PEERBLOOM_DAEMON_OBSERVE_LOOP_METRICS_H_
 
 #include <array>
 #include <cstdint>
@@ -76,4 +76,4 @@ class LoopMetrics {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_LOOP_METRICS_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_LOOP_METRICS_H_

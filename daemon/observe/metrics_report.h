@@ -10,8 +10,8 @@
 // directions, message types and reasons.
 //
 // Thread-safety: none (the loop's thread); the text it renders is handed to the HTTP thread.
-#ifndef PEERBLOOM_DAEMON_METRICS_REPORT_H_
-#define PEERBLOOM_DAEMON_METRICS_REPORT_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_METRICS_REPORT_H_
+#define PEERBLOOM_DAEMON_OBSERVE_METRICS_REPORT_H_
 
 #include <cstdint>
 #include <string>
@@ -49,4 +49,4 @@ std::vector<MetricDoc> MetricsReference();
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_METRICS_REPORT_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_METRICS_REPORT_H_

@@ -20,8 +20,8 @@
 // Thread-safety: Start, Publish and the destructor from one thread (the loop's); the HTTP
 // thread only reads the published text; stats() from any thread. Resource owner: not
 // copyable.
-#ifndef PEERBLOOM_DAEMON_METRICS_SERVER_H_
-#define PEERBLOOM_DAEMON_METRICS_SERVER_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_METRICS_SERVER_H_
+#define PEERBLOOM_DAEMON_OBSERVE_METRICS_SERVER_H_
 
 #include <atomic>
 #include <cstdint>
@@ -100,4 +100,4 @@ class MetricsServer {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_METRICS_SERVER_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_METRICS_SERVER_H_

@@ -13,8 +13,8 @@
 //
 // Counters only grow; the number of nodes tracked and of requests held are bounded.
 // Thread-safety: none (the loop's thread).
-#ifndef PEERBLOOM_DAEMON_ROUTE_OUTCOMES_H_
-#define PEERBLOOM_DAEMON_ROUTE_OUTCOMES_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_ROUTE_OUTCOMES_H_
+#define PEERBLOOM_DAEMON_OBSERVE_ROUTE_OUTCOMES_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -84,4 +84,4 @@ class RouteOutcomes {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_ROUTE_OUTCOMES_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_ROUTE_OUTCOMES_H_

@@ -5,8 +5,8 @@
 //
 // Reads the daemon's parts through references it is given once they exist (after Start);
 // it owns nothing and changes nothing. Thread-safety: none (the loop's thread).
-#ifndef PEERBLOOM_DAEMON_STATS_REPORT_H_
-#define PEERBLOOM_DAEMON_STATS_REPORT_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_STATS_REPORT_H_
+#define PEERBLOOM_DAEMON_OBSERVE_STATS_REPORT_H_
 
 #include <cstdint>
 #include <memory>
@@ -71,4 +71,4 @@ std::vector<StatDoc> PeersReference();
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_STATS_REPORT_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_STATS_REPORT_H_

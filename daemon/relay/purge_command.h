@@ -9,8 +9,8 @@
 //
 // Blocking: waits for the program. Call it from a worker thread, never from the event loop.
 // Thread-safety: reentrant.
-#ifndef PEERBLOOM_DAEMON_PURGE_COMMAND_H_
-#define PEERBLOOM_DAEMON_PURGE_COMMAND_H_
+#ifndef PEERBLOOM_DAEMON_RELAY_PURGE_COMMAND_H_
+#define PEERBLOOM_DAEMON_RELAY_PURGE_COMMAND_H_
 
 #include <atomic>
 #include <cstdint>
@@ -34,4 +34,4 @@ void RunPurgeCommand(const std::vector<std::string>& argv, std::string_view url,
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_PURGE_COMMAND_H_
+#endif  // PEERBLOOM_DAEMON_RELAY_PURGE_COMMAND_H_

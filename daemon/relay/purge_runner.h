@@ -13,8 +13,8 @@
 // Thread-safety: Submit, TakeDone and pending are called from one thread (the loop); the
 // worker only touches the queues under the mutex. Resource owner: not copyable; the
 // destructor stops the worker (an HTTP request ends early, a command is killed) and joins it.
-#ifndef PEERBLOOM_DAEMON_PURGE_RUNNER_H_
-#define PEERBLOOM_DAEMON_PURGE_RUNNER_H_
+#ifndef PEERBLOOM_DAEMON_RELAY_PURGE_RUNNER_H_
+#define PEERBLOOM_DAEMON_RELAY_PURGE_RUNNER_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -76,4 +76,4 @@ class PurgeRunner {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_PURGE_RUNNER_H_
+#endif  // PEERBLOOM_DAEMON_RELAY_PURGE_RUNNER_H_

@@ -4,8 +4,8 @@
 // worker (RunPurgeAction, purge_runner.h): an HTTP PURGE for the URL to `purge_squid`, or
 // `purge_command` with the URL as its last argument. The JSON is what the node reports
 // (broadcast back as a purge result).
-#ifndef PEERBLOOM_DAEMON_RELAY_PURGE_H_
-#define PEERBLOOM_DAEMON_RELAY_PURGE_H_
+#ifndef PEERBLOOM_DAEMON_RELAY_RELAY_PURGE_H_
+#define PEERBLOOM_DAEMON_RELAY_RELAY_PURGE_H_
 
 #include <atomic>
 #include <nlohmann/json.hpp>
@@ -30,4 +30,4 @@ void RunPurgeAction(const Config& config, const std::atomic<bool>& stop, nlohman
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_RELAY_PURGE_H_
+#endif  // PEERBLOOM_DAEMON_RELAY_RELAY_PURGE_H_

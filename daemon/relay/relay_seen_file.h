@@ -10,8 +10,8 @@
 // are decimal. Anything else is refused whole, with the line that broke it.
 //
 // Thread-safety: pure functions.
-#ifndef PEERBLOOM_DAEMON_RELAY_SEEN_FILE_H_
-#define PEERBLOOM_DAEMON_RELAY_SEEN_FILE_H_
+#ifndef PEERBLOOM_DAEMON_RELAY_RELAY_SEEN_FILE_H_
+#define PEERBLOOM_DAEMON_RELAY_RELAY_SEEN_FILE_H_
 
 #include <string>
 #include <string_view>
@@ -32,4 +32,4 @@ Status DecodeRelaySeen(std::string_view text, std::vector<SeenSet::SavedOrigin>*
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_RELAY_SEEN_FILE_H_
+#endif  // PEERBLOOM_DAEMON_RELAY_RELAY_SEEN_FILE_H_

@@ -12,8 +12,8 @@
 // (StartLocalPurge) run there too; their results wait for the control client to fetch them.
 //
 // Thread-safety: none; the daemon's event loop owns it.
-#ifndef PEERBLOOM_DAEMON_RELAY_SERVICE_H_
-#define PEERBLOOM_DAEMON_RELAY_SERVICE_H_
+#ifndef PEERBLOOM_DAEMON_RELAY_RELAY_SERVICE_H_
+#define PEERBLOOM_DAEMON_RELAY_RELAY_SERVICE_H_
 
 #include <cstdint>
 #include <deque>
@@ -194,4 +194,4 @@ Status ValidateRelayConfig(const Config& config);
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_RELAY_SERVICE_H_
+#endif  // PEERBLOOM_DAEMON_RELAY_RELAY_SERVICE_H_

@@ -3,8 +3,8 @@
 // the wall clock (milliseconds since 1970), and peers ignore a node whose epoch went down
 // (it reads as a stale incarnation): a clock stepped back, or a node restarted before its
 // first snapshot, would otherwise be unheard until the clock caught up.
-#ifndef PEERBLOOM_DAEMON_EPOCH_FLOOR_H_
-#define PEERBLOOM_DAEMON_EPOCH_FLOOR_H_
+#ifndef PEERBLOOM_DAEMON_STORE_EPOCH_FLOOR_H_
+#define PEERBLOOM_DAEMON_STORE_EPOCH_FLOOR_H_
 
 #include <cstdint>
 #include <string>
@@ -21,4 +21,4 @@ Status ClaimEpoch(const std::string& path, uint64_t candidate, uint64_t* epoch);
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_EPOCH_FLOOR_H_
+#endif  // PEERBLOOM_DAEMON_STORE_EPOCH_FLOOR_H_

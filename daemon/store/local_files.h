@@ -8,8 +8,8 @@
 //    one: a planted link is refused or replaced, never written through.
 //
 // Thread-safety: the functions are; a DataDir is not. Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_LOCAL_FILES_H_
-#define PEERBLOOM_DAEMON_LOCAL_FILES_H_
+#ifndef PEERBLOOM_DAEMON_STORE_LOCAL_FILES_H_
+#define PEERBLOOM_DAEMON_STORE_LOCAL_FILES_H_
 
 #include <sys/types.h>
 
@@ -74,4 +74,4 @@ class DataDir {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_LOCAL_FILES_H_
+#endif  // PEERBLOOM_DAEMON_STORE_LOCAL_FILES_H_

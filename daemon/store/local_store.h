@@ -3,8 +3,8 @@
 // keeps the published summary in step (Touch after every change).
 //
 // Thread-safety: none; the event loop owns it. Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_LOCAL_STORE_H_
-#define PEERBLOOM_DAEMON_LOCAL_STORE_H_
+#ifndef PEERBLOOM_DAEMON_STORE_LOCAL_STORE_H_
+#define PEERBLOOM_DAEMON_STORE_LOCAL_STORE_H_
 
 #include <cstdint>
 #include <memory>
@@ -88,4 +88,4 @@ class LocalStore {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_LOCAL_STORE_H_
+#endif  // PEERBLOOM_DAEMON_STORE_LOCAL_STORE_H_

@@ -20,8 +20,8 @@
 // directory. A crash leaves either the old or the new snapshot, never a torn one; a torn or
 // altered file fails the checksum and is refused (the daemon then refuses to start, so an
 // operator decides; docs/operations.md).
-#ifndef PEERBLOOM_DAEMON_SNAPSHOT_H_
-#define PEERBLOOM_DAEMON_SNAPSHOT_H_
+#ifndef PEERBLOOM_DAEMON_STORE_SNAPSHOT_H_
+#define PEERBLOOM_DAEMON_STORE_SNAPSHOT_H_
 
 #include <cstdint>
 #include <string>
@@ -73,4 +73,4 @@ Status ReadSnapshot(const std::string& path, SnapshotState* out);
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_SNAPSHOT_H_
+#endif  // PEERBLOOM_DAEMON_STORE_SNAPSHOT_H_

@@ -10,8 +10,8 @@
 // Thread-safety: the methods are called from one thread (the loop); the writer thread only
 // touches the state handed to it and the result. Resource owner: not copyable; the
 // destructor waits for a write under way.
-#ifndef PEERBLOOM_DAEMON_SNAPSHOT_WRITER_H_
-#define PEERBLOOM_DAEMON_SNAPSHOT_WRITER_H_
+#ifndef PEERBLOOM_DAEMON_STORE_SNAPSHOT_WRITER_H_
+#define PEERBLOOM_DAEMON_STORE_SNAPSHOT_WRITER_H_
 
 #include <atomic>
 #include <functional>
@@ -58,4 +58,4 @@ class SnapshotWriter {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_SNAPSHOT_WRITER_H_
+#endif  // PEERBLOOM_DAEMON_STORE_SNAPSHOT_WRITER_H_

@@ -15,8 +15,8 @@
 // tracks the accepted connections' fds, so a reload that removes a key can shut them down.
 //
 // Thread-safety: none; the daemon's event loop owns it. Resource owner: not copyable.
-#ifndef PEERBLOOM_DAEMON_TRANSPORT_H_
-#define PEERBLOOM_DAEMON_TRANSPORT_H_
+#ifndef PEERBLOOM_DAEMON_TRANSPORT_TRANSPORT_H_
+#define PEERBLOOM_DAEMON_TRANSPORT_TRANSPORT_H_
 
 #include <cstdint>
 #include <functional>
@@ -154,4 +154,4 @@ class Transport {
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_TRANSPORT_H_
+#endif  // PEERBLOOM_DAEMON_TRANSPORT_TRANSPORT_H_

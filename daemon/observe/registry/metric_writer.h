@@ -1,8 +1,8 @@
 // MetricWriter: the sample lines of one /metrics family in the Prometheus text format
 // (version 0.0.4): `name{label="value",...} value`. The HELP and TYPE lines are the
 // renderer's (metrics_report.cc), which writes each family once.
-#ifndef PEERBLOOM_DAEMON_REGISTRY_METRIC_WRITER_H_
-#define PEERBLOOM_DAEMON_REGISTRY_METRIC_WRITER_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_REGISTRY_METRIC_WRITER_H_
+#define PEERBLOOM_DAEMON_OBSERVE_REGISTRY_METRIC_WRITER_H_
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -48,4 +48,4 @@ std::string EscapeLabelValue(std::string_view value);
 
 }  // namespace peerbloom::daemon
 
-#endif  // PEERBLOOM_DAEMON_REGISTRY_METRIC_WRITER_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_REGISTRY_METRIC_WRITER_H_

@@ -6,8 +6,8 @@
 // the imported Squid digests; routing.cc the routing outcomes; relay.cc the broadcast relay;
 // peers.cc the `peers` answer; loop.cc the metrics only the loop takes; top.cc the top level
 // of the `stats` answer, which holds the other parts.
-#ifndef PEERBLOOM_DAEMON_REGISTRY_PARTS_H_
-#define PEERBLOOM_DAEMON_REGISTRY_PARTS_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_REGISTRY_PARTS_H_
+#define PEERBLOOM_DAEMON_OBSERVE_REGISTRY_PARTS_H_
 
 #include <cstdint>
 #include <span>
@@ -102,4 +102,4 @@ std::vector<Family> AllFamilies();
 
 }  // namespace peerbloom::daemon::registry
 
-#endif  // PEERBLOOM_DAEMON_REGISTRY_PARTS_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_REGISTRY_PARTS_H_

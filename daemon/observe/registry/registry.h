@@ -9,8 +9,8 @@
 //
 // Rendering is a walk of the tables through a Sink: the JSON sink builds the answer, the
 // metrics sink writes the samples of exported stats. Thread-safety: none (the loop's thread).
-#ifndef PEERBLOOM_DAEMON_REGISTRY_REGISTRY_H_
-#define PEERBLOOM_DAEMON_REGISTRY_REGISTRY_H_
+#ifndef PEERBLOOM_DAEMON_OBSERVE_REGISTRY_REGISTRY_H_
+#define PEERBLOOM_DAEMON_OBSERVE_REGISTRY_REGISTRY_H_
 
 #include <array>
 #include <nlohmann/json.hpp>
@@ -187,4 +187,4 @@ constexpr Stat<Source> Group(const char* key, const char* help, Export metric = 
 
 }  // namespace peerbloom::daemon::registry
 
-#endif  // PEERBLOOM_DAEMON_REGISTRY_REGISTRY_H_
+#endif  // PEERBLOOM_DAEMON_OBSERVE_REGISTRY_REGISTRY_H_
