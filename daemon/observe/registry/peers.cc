@@ -62,10 +62,11 @@ constexpr std::array<Stat<Member>, 20> kPeer = {{
     {nullptr, "fill of the summary held, estimated from its keys, k and size (digests: measured)",
      kGauge, Metric("peerbloom_peer_filter_fill_ratio"),
      [](const Member& p) -> Json { return PeerFill(p.v); }},
-    {nullptr, "false-positive rate of the summary held, fill^k", kGauge,
+    {nullptr, "false-positive rate of the summary held, fill^k; no sample without one", kGauge,
      Metric("peerbloom_peer_filter_estimated_fpr"),
      [](const Member& p) -> Json {
-       return p.v.imported ? p.v.digest_fpr : std::pow(PeerFill(p.v), p.v.k);
+       if (p.v.k == 0 || p.v.log2_bits == 0) return nullptr;
+       return PeerEstimatedFpr(p.v);  // the routing table's estimate, the same formula
      }},
     {"last_heard_ms_ago", "time since it was last heard of", kGauge,
      MetricSeconds("peerbloom_peer_last_heard_seconds"),
