@@ -41,8 +41,8 @@ Status Daemon::Start() {
   PEERBLOOM_RETURN_IF_ERROR(store_->CreateStore());
   feeds_ = std::make_unique<FeedService>(config_, store_->store().hasher().key());
   uint64_t epoch = 0;
-  PEERBLOOM_RETURN_IF_ERROR(
-      store_->Restore([this](const FeedPosition& p) { return feeds_->Restore(p); }, &epoch));
+  PEERBLOOM_RETURN_IF_ERROR(store_->Restore(
+      [feeds = feeds_.get()](const FeedPosition& p) { return feeds->Restore(p); }, &epoch));
   std::string bound;
   PEERBLOOM_RETURN_IF_ERROR(StartTransport(&bound));
   // The control endpoint and the who-has socket, their connections bounded by the descriptor
@@ -127,7 +127,7 @@ Status Daemon::StartGossip(uint64_t epoch) {
   PEERBLOOM_RETURN_IF_ERROR(ValidateGossipOptions(o));
   engine_ = std::make_unique<GossipEngine>(std::move(o));
   store_->StartPublishing(
-      engine_.get(), [this] { return feeds_->Positions(); }, epoch, clock_->NowMs());
+      engine_.get(), [feeds = feeds_.get()] { return feeds->Positions(); }, epoch, clock_->NowMs());
   return Status::Ok();
 }
 
@@ -157,8 +157,8 @@ Status Daemon::StartRelay() {
         RunPurgeAction(config, stop, result);
       });
   relay_->set_purge_handler(
-      [this, store](const RelayReceived& purge, int64_t) {
-        nlohmann::json result = CheckPurge(config_, store, purge.body);
+      [&config = config_, store](const RelayReceived& purge, int64_t) {
+        nlohmann::json result = CheckPurge(config, store, purge.body);
         result["purge_origin"] = purge.origin;
         result["purge_id"] = purge.id;
         return result;
