@@ -8,6 +8,7 @@
 #include <zmq.hpp>
 
 #include "daemon/loop/daemon.h"
+#include "tests/support/wait.h"
 
 namespace peerbloom::daemon {
 
@@ -25,11 +26,13 @@ inline nlohmann::json AskDaemon(zmq::context_t* context, const std::string& endp
          body.empty() ? zmq::send_flags::none : zmq::send_flags::sndmore);
   if (!body.empty()) s.send(zmq::buffer(body));
   zmq::message_t head;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (std::chrono::steady_clock::now() < deadline) {
-    d->RunOnce(5);
-    if (s.recv(head, zmq::recv_flags::dontwait)) break;
-  }
+  // The loop's turn (up to 5 ms) paces the polls.
+  testing::WaitFor(
+      [&] {
+        d->RunOnce(5);
+        return s.recv(head, zmq::recv_flags::dontwait).has_value();
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(0));
   reply_body->clear();
   while (s.get(zmq::sockopt::rcvmore)) {
     zmq::message_t part;

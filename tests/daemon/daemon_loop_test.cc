@@ -26,6 +26,7 @@
 #include "peerbloom/squid_store_log.h"
 #include "peerbloom/summary.h"
 #include "tests/daemon/control_ask.h"
+#include "tests/support/wait.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -64,14 +65,16 @@ class DaemonLoop : public ::testing::Test {
     EXPECT_EQ(::write(fd, lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
     const auto want = std::count(lines.begin(), lines.end(), '\n');
     std::string answers;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::count(answers.begin(), answers.end(), '\n') < want &&
-           std::chrono::steady_clock::now() < deadline) {
-      d->RunOnce(5);
-      char buffer[4096];
-      const ssize_t n = ::recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
-      if (n > 0) answers.append(buffer, static_cast<size_t>(n));
-    }
+    // The loop's turn (up to 5 ms) paces the polls.
+    testing::WaitFor(
+        [&] {
+          d->RunOnce(5);
+          char buffer[4096];
+          const ssize_t n = ::recv(fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+          if (n > 0) answers.append(buffer, static_cast<size_t>(n));
+          return std::count(answers.begin(), answers.end(), '\n') >= want;
+        },
+        std::chrono::seconds(60), std::chrono::milliseconds(0));
     ::close(fd);
     return answers;
   }
@@ -199,12 +202,14 @@ TEST_F(DaemonLoop, LookupsAreAnsweredWhileASnapshotIsBeingWritten) {
   EXPECT_EQ(reply["stats"]["snapshot"]["failed"], 0);
 
   release.set_value();  // now the write goes on and ends
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   int written = 0;
-  while (written == 0 && std::chrono::steady_clock::now() < deadline) {
-    reply = Ask(&d, {{"op", "stats"}}, "", &body);
-    written = reply["stats"]["snapshot"]["written"].get<int>();
-  }
+  testing::WaitFor(
+      [&] {
+        reply = Ask(&d, {{"op", "stats"}}, "", &body);
+        written = reply["stats"]["snapshot"]["written"].get<int>();
+        return written != 0;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(0));
   EXPECT_EQ(written, 1);
   EXPECT_EQ(reply["stats"]["snapshot"]["failed"], 0);
 }

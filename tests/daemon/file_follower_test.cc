@@ -11,8 +11,9 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "tests/support/wait.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -428,13 +429,14 @@ TEST_F(FileFollowerTest, StartAtEndSkipsExistingLines) {
 // the first poll, so only a stalled machine makes this take more than one poll).
 Lines PollUntil(FileFollower* f, size_t want) {
   Lines all;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (all.size() < want && std::chrono::steady_clock::now() < deadline) {
-    Lines lines;
-    EXPECT_TRUE(f->Poll(&lines).ok());
-    all.insert(all.end(), lines.begin(), lines.end());
-    if (all.size() < want) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  testing::WaitFor(
+      [&] {
+        Lines lines;
+        EXPECT_TRUE(f->Poll(&lines).ok());
+        all.insert(all.end(), lines.begin(), lines.end());
+        return all.size() >= want;
+      },
+      testing::kWaitDeadline, std::chrono::milliseconds(5));
   return all;
 }
 

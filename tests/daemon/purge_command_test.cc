@@ -18,6 +18,7 @@
 
 #include "daemon/relay/purge_command.h"
 #include "daemon/relay/purge_runner.h"
+#include "tests/support/wait.h"
 
 namespace peerbloom::daemon {
 namespace {
@@ -118,11 +119,12 @@ TEST_F(PurgeCommandTest, RunnerReturnsJobsInOrderOffTheCallingThread) {
   });
   for (uint64_t t = 1; t <= 5; ++t) ASSERT_TRUE(runner.Submit({t, "", json::object()}));
   std::vector<PurgeJob> done;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (done.size() < 5 && std::chrono::steady_clock::now() < deadline) {
-    for (PurgeJob& j : runner.TakeDone()) done.push_back(std::move(j));
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  testing::WaitFor(
+      [&] {
+        for (PurgeJob& j : runner.TakeDone()) done.push_back(std::move(j));
+        return done.size() >= 5;
+      },
+      std::chrono::seconds(30), std::chrono::milliseconds(5));
   ASSERT_EQ(done.size(), 5u);
   for (uint64_t t = 1; t <= 5; ++t) {
     EXPECT_EQ(done[t - 1].ticket, t);
@@ -163,12 +165,12 @@ TEST_F(PurgeCommandTest, AFloodFromOneOriginDelaysOthersByOneJob) {
   }
   cv.notify_all();
   std::vector<uint64_t> order;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (order.size() < PurgeRunner::kMaxQueuedPerOrigin + 3 &&
-         std::chrono::steady_clock::now() < deadline) {
-    for (PurgeJob& j : runner.TakeDone()) order.push_back(j.ticket);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
+  testing::WaitFor(
+      [&] {
+        for (PurgeJob& j : runner.TakeDone()) order.push_back(j.ticket);
+        return order.size() >= PurgeRunner::kMaxQueuedPerOrigin + 3;
+      },
+      std::chrono::seconds(60), std::chrono::milliseconds(5));
   ASSERT_EQ(order.size(), PurgeRunner::kMaxQueuedPerOrigin + 3);
   // The running flood job, then the operator's, then one flood job and the other origin's.
   EXPECT_EQ(order[0], 1u);
@@ -186,10 +188,8 @@ TEST_F(PurgeCommandTest, StoppingTheRunnerKillsARunningCommand) {
       RunPurgeCommand({hook, marker}, "u", 600000, stop, result);
     });
     ASSERT_TRUE(runner.Submit({1, "", json::object()}));
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (!std::filesystem::exists(marker) && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
+    testing::WaitFor([&] { return std::filesystem::exists(marker); }, std::chrono::seconds(30),
+                     std::chrono::milliseconds(5));
     ASSERT_TRUE(std::filesystem::exists(marker));
   }  // the destructor stops the worker: the command is killed, not waited for (600 s)
   SUCCEED();

@@ -220,15 +220,18 @@ void FillNonReaders(const std::vector<int>& fds) {
   const std::string batch = UrlLines(4000, 7);
   std::vector<pollfd> polls;
   for (int fd : fds) polls.push_back({fd, POLLOUT, 0});
-  const auto deadline = Clock::now() + kWaitDeadline;
-  while (Clock::now() < deadline) {
-    if (::poll(polls.data(), polls.size(), 500) <= 0) return;
-    for (pollfd& p : polls) {
-      if (p.revents & POLLOUT)
-        (void)::send(p.fd, batch.data(), batch.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
-      if (p.revents & (POLLHUP | POLLERR)) p.fd = -1;
-    }
-  }
+  // The poll's half second paces the rounds.
+  WaitFor(
+      [&] {
+        if (::poll(polls.data(), polls.size(), 500) <= 0) return true;
+        for (pollfd& p : polls) {
+          if (p.revents & POLLOUT)
+            (void)::send(p.fd, batch.data(), batch.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+          if (p.revents & (POLLHUP | POLLERR)) p.fd = -1;
+        }
+        return false;
+      },
+      kWaitDeadline, std::chrono::milliseconds(0));
 }
 
 double MedianLookupMs(client::WhoHasSocketClient* c, int n) {

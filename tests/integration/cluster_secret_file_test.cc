@@ -42,7 +42,8 @@ TEST(ClusterSecretFile, ANodeKeyedFromTheFileJoinsTheCluster) {
   const std::string cli =
       std::string(PEERBLOOM_CLI_BIN) + " --config " + cluster.dir() + "/B/peerbloomd.toml ";
   const std::string saved = cluster.dir() + "/b.summary";
-  ASSERT_EQ(std::system((cli + "summary -o " + saved + " >/dev/null").c_str()), 0);
+  const ProcessResult summary = RunShell(cli + "summary -o " + saved);
+  ASSERT_EQ(summary.exit_code, 0) << summary;
   EXPECT_EQ(Output(cli + "query -s " + saved + " http://secret.example/1"),
             "http://secret.example/1: maybe\n");
 }

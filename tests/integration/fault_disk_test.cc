@@ -97,9 +97,8 @@ TEST(DiskFaults, KillNineDuringSnapshotWritesLosesNothing) {
     // other kill first waits (briefly) for a temp file to appear, to land inside a write.
     std::this_thread::sleep_for(milliseconds(30 + rng() % 300));
     if (kill % 2 == 1) {
-      const auto until = Clock::now() + milliseconds(2000);  // writes take a few ms: spin
-      while (!std::filesystem::exists(tmp) && Clock::now() < until) {
-      }
+      // Writes take a few ms: spin.
+      WaitFor([&] { return std::filesystem::exists(tmp); }, milliseconds(2000), milliseconds(0));
       std::this_thread::sleep_for(std::chrono::microseconds(rng() % 3000));
     }
     const bool writing = std::filesystem::exists(tmp);

@@ -3,15 +3,11 @@
 // without the token; and the small refusals of bad paths and names. Each is refused with a
 // message that names the problem, and nothing is written through a link.
 #include <arpa/inet.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
-#include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -70,10 +66,7 @@ class LocalUser : public ::testing::Test {
     ::chmod(victim_.c_str(), 0600);
   }
   void TearDown() override {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
+    daemon_.Stop();
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
@@ -95,35 +88,20 @@ class LocalUser : public ::testing::Test {
 
   // Starts the daemon in the foreground as a child; true once `ready` holds.
   bool Start(const std::string& config, const std::function<bool()>& ready) {
-    const pid_t parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) std::_Exit(1);
-      const int log = ::open((dir_ + "/stderr.log").c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
-      ::dup2(log, 1);
-      ::dup2(log, 2);
-      ::execl(PEERBLOOMD_BIN, PEERBLOOMD_BIN, "--config", config.c_str(), "--foreground",
-              static_cast<char*>(nullptr));
-      std::_Exit(127);
+    BackgroundOptions options;
+    options.output_file = dir_ + "/stderr.log";
+    if (!daemon_.Start({PEERBLOOMD_BIN, "--config", config, "--foreground"}, options)) {
+      return false;
     }
-    return WaitFor(
-               [&] {
-                 int status = 0;
-                 if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-                   pid_ = -1;
-                   return true;  // exited: give up
-                 }
-                 return ready();
-               },
-               kWaitDeadline) &&
-           pid_ > 0;
+    // An exited daemon ends the wait: give up.
+    return WaitFor([&] { return !daemon_.running() || ready(); }, kWaitDeadline) &&
+           daemon_.pid() > 0;
   }
 
   std::string log() const { return ReadAll(dir_ + "/stderr.log"); }
 
   std::string dir_, data_, victim_;
-  pid_t pid_ = -1;
+  BackgroundProcess daemon_;
 };
 
 // Before: a data_dir owned by another user was accepted, so that user could plant links and
@@ -255,7 +233,7 @@ TEST_F(LocalUser, TcpControlHoldsNoBodyWithoutTheToken) {
   ASSERT_TRUE(
       WaitFor([&] { return AskTcp(&context, control, stats, zmq::message_t()).value("ok", false); },
               kWaitDeadline));
-  const uint64_t peak_before = ProcStatusBytes(pid_, "VmHWM");
+  const uint64_t peak_before = ProcStatusBytes(daemon_.pid(), "VmHWM");
 
   // One mapping serves every body: never written, its pages are the kernel's zero page, so
   // the test itself stays small; ZeroMQ sends from it without a copy.
@@ -277,7 +255,7 @@ TEST_F(LocalUser, TcpControlHoldsNoBodyWithoutTheToken) {
   for (std::thread& t : clients) t.join();
   ::munmap(zeros, kBody);
 
-  const uint64_t peak_after = ProcStatusBytes(pid_, "VmHWM");
+  const uint64_t peak_after = ProcStatusBytes(daemon_.pid(), "VmHWM");
   std::printf("tcp control: VmHWM %.1f -> %.1f MiB\n", peak_before / 1048576.0,
               peak_after / 1048576.0);
   EXPECT_LT(peak_after, peak_before + (uint64_t{64} << 20));

@@ -8,10 +8,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -22,6 +19,7 @@
 #include <vector>
 
 #include "tests/support/cluster_harness.h"
+#include "tests/support/process.h"
 
 namespace peerbloom::testing {
 namespace {
@@ -81,20 +79,17 @@ class Prometheus {
     config.close();
     for (int attempt = 0; attempt < 3; ++attempt) {
       port_ = FreeLoopbackPort();
-      Spawn();
-      if (WaitFor([&] { return Ready() || Exited(); }, kWaitDeadline) && !Exited()) return true;
+      Spawn();  // a failed start shows as not running: the next attempt
+      if (WaitFor([&] { return Ready() || !process_.running(); }, kWaitDeadline) &&
+          process_.running()) {
+        return true;
+      }
       Stop();
     }
     return false;
   }
 
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
+  void Stop() { process_.Stop(); }
 
   // The value of an instant query that yields one series; nullopt otherwise.
   std::optional<double> Query(const std::string& expr) {
@@ -125,24 +120,12 @@ class Prometheus {
 
  private:
   void Spawn() {
-    const std::string listen = "--web.listen-address=127.0.0.1:" + std::to_string(port_);
-    const std::string config = "--config.file=" + dir_ + "/prometheus.yml";
-    const std::string storage = "--storage.tsdb.path=" + dir_ + "/data";
-    const std::string log = dir_ + "/prometheus.log";
-    const pid_t parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) std::_Exit(1);
-      FILE* out = std::fopen(log.c_str(), "a");
-      if (out != nullptr) {
-        ::dup2(fileno(out), 1);
-        ::dup2(fileno(out), 2);
-      }
-      ::execl(kPrometheus, kPrometheus, config.c_str(), storage.c_str(), listen.c_str(),
-              "--log.level=warn", static_cast<char*>(nullptr));
-      std::_Exit(127);
-    }
+    BackgroundOptions options;
+    options.output_file = dir_ + "/prometheus.log";
+    process_.Start({kPrometheus, "--config.file=" + dir_ + "/prometheus.yml",
+                    "--storage.tsdb.path=" + dir_ + "/data",
+                    "--web.listen-address=127.0.0.1:" + std::to_string(port_), "--log.level=warn"},
+                   options);
   }
   bool Ready() {
     httplib::Client client("127.0.0.1", port_);
@@ -150,18 +133,10 @@ class Prometheus {
     const httplib::Result r = client.Get("/-/ready");
     return r && r->status == 200;
   }
-  bool Exited() {
-    int status = 0;
-    if (pid_ > 0 && ::waitpid(pid_, &status, WNOHANG) == pid_) {
-      pid_ = -1;
-      return true;
-    }
-    return pid_ <= 0;
-  }
 
   std::string dir_;
   int port_ = 0;
-  pid_t pid_ = -1;
+  BackgroundProcess process_;
 };
 
 TEST(PrometheusScrape, ValuesMoveWithAddsRemovesAndAPeersDeath) {

@@ -184,13 +184,13 @@ class RestartStorm : public ::testing::Test {
   // samples after), at least `hold` long.
   bool SampleUntilConverged(milliseconds hold) {
     const auto start = Clock::now();
-    const auto deadline = start + kWaitDeadline + hold;
     int converged = 0;
-    while (Clock::now() < deadline) {
-      converged = Sample() ? converged + 1 : 0;
-      if (converged >= 3 && Clock::now() - start >= hold) return true;
-    }
-    return false;
+    return WaitFor(
+        [&] {
+          converged = Sample() ? converged + 1 : 0;
+          return converged >= 3 && Clock::now() - start >= hold;
+        },
+        kWaitDeadline + hold, milliseconds(0));
   }
 
   void Storm(const std::string& label) {

@@ -64,36 +64,39 @@ struct WatchResult {
 };
 
 // Polls B's and C's who-has for every URL and their peers output, in a tight loop, until both
-// hold a summary of a newer epoch than `old_epoch` (plus a few rounds) or `stop` is set after
-// the deadline. Runs on its own thread: only it talks to B and C meanwhile.
+// hold a summary of a newer epoch than `old_epoch` (plus a few rounds) or until the deadline.
+// Runs on its own thread: only it talks to B and C meanwhile.
 void WatchUntilInstalled(Node* b, Node* c, const std::vector<std::string>& urls, uint64_t old_epoch,
                          Clock::time_point deadline, WatchResult* out) {
   int rounds_after_install = 0;
-  while (Clock::now() < deadline && rounds_after_install < 5) {
-    bool all_new = true;
-    bool stand_in = false;
-    for (Node* observer : {b, c}) {
-      const auto [epoch, summary_epoch] = Epochs(observer, "a");
-      all_new &= summary_epoch > old_epoch && epoch == summary_epoch;
-      stand_in |= summary_epoch != 0 && epoch > summary_epoch;
-      const auto answer = observer->WhoHas(urls);
-      if (answer.empty()) {
-        ++out->failed_calls;
-        continue;
-      }
-      ++out->samples;
-      const size_t missing = Missing(answer, urls, "a");
-      if (missing > 0 && out->misses == 0) {
-        out->first_miss = observer->name() + " missed " + std::to_string(missing) +
-                          " urls (epoch " + std::to_string(epoch) + ", summary epoch " +
-                          std::to_string(summary_epoch) + ")";
-      }
-      out->misses += missing;
-    }
-    if (stand_in) ++out->stand_in_rounds;
-    if (all_new) out->installed = true;
-    if (out->installed) ++rounds_after_install;
-  }
+  WaitFor(
+      [&] {
+        bool all_new = true;
+        bool stand_in = false;
+        for (Node* observer : {b, c}) {
+          const auto [epoch, summary_epoch] = Epochs(observer, "a");
+          all_new &= summary_epoch > old_epoch && epoch == summary_epoch;
+          stand_in |= summary_epoch != 0 && epoch > summary_epoch;
+          const auto answer = observer->WhoHas(urls);
+          if (answer.empty()) {
+            ++out->failed_calls;
+            continue;
+          }
+          ++out->samples;
+          const size_t missing = Missing(answer, urls, "a");
+          if (missing > 0 && out->misses == 0) {
+            out->first_miss = observer->name() + " missed " + std::to_string(missing) +
+                              " urls (epoch " + std::to_string(epoch) + ", summary epoch " +
+                              std::to_string(summary_epoch) + ")";
+          }
+          out->misses += missing;
+        }
+        if (stand_in) ++out->stand_in_rounds;
+        if (all_new) out->installed = true;
+        if (out->installed) ++rounds_after_install;
+        return rounds_after_install >= 5;
+      },
+      std::chrono::duration_cast<milliseconds>(deadline - Clock::now()), milliseconds(0));
 }
 
 class RestartWindow : public ::testing::Test {

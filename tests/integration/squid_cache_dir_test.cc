@@ -132,7 +132,8 @@ TEST_F(SquidKeysTest, KeysEqualTheStoreLogLiveSet) {
     } else {
       const std::string refresh = "curl -sf -o /dev/null -H 'Cache-Control: no-cache' -x http://" +
                                   bed_.addr() + ":3128 '" + url + "'";
-      ASSERT_EQ(std::system(refresh.c_str()), 0) << url;
+      const testing::ProcessResult r = testing::RunShell(refresh);
+      ASSERT_EQ(r.exit_code, 0) << url << "\n" << r;
     }
   }
   ExpectEverySourceAgrees("after fill, purges and refreshes");

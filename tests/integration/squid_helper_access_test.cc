@@ -165,7 +165,8 @@ TEST_F(SquidHelperAccess, ADaemonGoneReadsAsNoSuchSocketAndIsCountedWhenItIsBack
                               std::string(PEERBLOOM_CLI_BIN) + " --config " + config +
                               " squid-helper --wait-ms 500 --retry-ms 0 <" + fifo + " >" +
                               out_file + " 2>/dev/null &";
-  ASSERT_EQ(std::system(command.c_str()), 0);
+  const ProcessResult started = RunShell(command);
+  ASSERT_EQ(started.exit_code, 0) << started;
   {
     std::ofstream squid(fifo);
     squid << "1 http://held.example/1 -\n" << std::flush;

@@ -24,7 +24,6 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <random>
 #include <set>
@@ -45,8 +44,6 @@ constexpr int kReconfigures = 3;  // `squid -k reconfigure` of B
 constexpr int kWarm = 3;          // routed hits before each, leaving idle connections B->A
 constexpr int kAfter = 4;         // routed requests after each
 constexpr int kLatency = 15;      // false hits and plain misses timed
-
-int Shell(const std::string& command) { return std::system(command.c_str()); }
 
 std::string Slurp(const std::string& command) { return RunShell(command).out; }
 
@@ -298,7 +295,8 @@ TEST_F(SquidRouting, ShippedRecipeRoutesMissesAFalseHitCostsOneHopReconfiguresCo
       warm += " & curl -s -o /dev/null --max-time 20 -x http://" + b.addr() + ":3128 '" +
               later[next++] + "'";
     }
-    ASSERT_EQ(Shell("(" + warm + "; wait)"), 0);
+    const ProcessResult warmed = RunShell("(" + warm + "; wait)");
+    ASSERT_EQ(warmed.exit_code, 0) << warmed;
     ASSERT_TRUE(
         WaitFor([&] { return ConnectionsToPeerPort(b.addr(), a.addr()) >= 1; }, kWaitDeadline))
         << "no idle connection from B to A before reconfigure " << round;

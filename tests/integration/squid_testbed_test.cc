@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,6 +16,7 @@
 
 #include "peerbloom/squid_digest.h"
 #include "peerbloom/squid_store_log_state.h"
+#include "tests/support/process.h"
 #include "tests/support/squid_testbed.h"
 #include "tests/support/wait.h"
 
@@ -58,7 +58,7 @@ class SquidTestbed : public ::testing::Test {
   bool FetchDigest(CacheDigest* out) const {
     const std::string file = root_ + "/digest.bin";
     const std::string cmd = "curl -sf -o '" + file + "' " + Capture("digest-url " + addr_);
-    if (std::system(cmd.c_str()) != 0) return false;
+    if (testing::RunShell(cmd).exit_code != 0) return false;
     const Status s = CacheDigest::Parse(ReadFile(file), out);
     EXPECT_TRUE(s.ok()) << s.ToString();
     return s.ok();

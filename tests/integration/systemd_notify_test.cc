@@ -40,17 +40,19 @@ class NotifySocket {
   // (then the last entry is "<timeout>").
   std::vector<std::string> Until(const std::string& prefix) {
     std::vector<std::string> got;
-    const auto deadline = std::chrono::steady_clock::now() + kWaitDeadline;
-    while (std::chrono::steady_clock::now() < deadline) {
-      pollfd p{fd_, POLLIN, 0};
-      if (::poll(&p, 1, 100) != 1) continue;
-      char buf[4096];
-      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-      if (n < 0) continue;
-      got.emplace_back(buf, static_cast<size_t>(n));
-      if (got.back().rfind(prefix, 0) == 0) return got;
-    }
-    got.push_back("<timeout>");
+    // The poll's 100 ms paces the turns.
+    const bool seen = WaitFor(
+        [&] {
+          pollfd p{fd_, POLLIN, 0};
+          if (::poll(&p, 1, 100) != 1) return false;
+          char buf[4096];
+          const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+          if (n < 0) return false;
+          got.emplace_back(buf, static_cast<size_t>(n));
+          return got.back().rfind(prefix, 0) == 0;
+        },
+        kWaitDeadline, std::chrono::milliseconds(0));
+    if (!seen) got.push_back("<timeout>");
     return got;
   }
 

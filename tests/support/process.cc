@@ -1,7 +1,9 @@
 #include "tests/support/process.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,6 +118,68 @@ ProcessResult RunShell(const std::string& command, const RunOptions& options) {
 
 ProcessResult RunCli(const std::string& args, const RunOptions& options) {
   return RunShell(std::string(PEERBLOOM_CLI_BIN) + " " + args, options);
+}
+
+bool BackgroundProcess::Start(const std::vector<std::string>& argv,
+                              const BackgroundOptions& options) {
+  Stop();
+  if (argv.empty()) return false;
+  // Everything the child needs is built before fork: between fork and exec a child of a
+  // multithreaded test may only make async-signal-safe calls.
+  std::vector<std::string> args = argv, env = ChildEnvironment(options.env);
+  const std::vector<char*> c_argv = CStrings(args), c_env = CStrings(env);
+  const char* output = options.output_file.empty() ? nullptr : options.output_file.c_str();
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) return false;
+  if (pid == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);  // the test died before prctl
+    // Each file moves to its standard descriptor; the descriptor it was opened on is closed,
+    // so the program inherits nothing more.
+    const int in = ::open("/dev/null", O_RDONLY);
+    if (in > 0) {
+      ::dup2(in, 0);
+      ::close(in);
+    }
+    if (output != nullptr) {
+      const int out = ::open(output, O_WRONLY | O_CREAT | O_APPEND, 0600);
+      if (out >= 0) {
+        if (out != 1) ::dup2(out, 1);
+        if (out != 2) ::dup2(out, 2);
+        if (out > 2) ::close(out);
+      }
+    }
+    ::execvpe(c_argv[0], c_argv.data(), c_env.data());
+    ::_exit(127);
+  }
+  pid_ = pid;
+  return true;
+}
+
+bool BackgroundProcess::running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) != 0) pid_ = -1;  // exited, or not our child any more
+  return pid_ > 0;
+}
+
+int BackgroundProcess::Stop(std::chrono::milliseconds grace) {
+  if (pid_ <= 0) return -1;
+  const pid_t pid = pid_;
+  pid_ = -1;
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  pid_t reaped = 0;
+  WaitFor([&] { return (reaped = ::waitpid(pid, &status, WNOHANG)) != 0; }, grace,
+          std::chrono::milliseconds(2));
+  if (reaped < 0) return -1;  // not our child any more
+  if (reaped == 0) {
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, &status, 0);
+    return -1;
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace peerbloom::testing

@@ -109,7 +109,8 @@ std::string RoutedSquids::Render(int i) const {
   for (int j = 0; j < 3; ++j) {
     if (j != i) command += " " + PeerName(j) + "=" + bed(j).addr();
   }
-  if (std::system((command + " > " + conf).c_str()) != 0) return "cannot render " + conf;
+  const ProcessResult rendered = RunShell(command + " > " + conf);
+  if (rendered.exit_code != 0) return "cannot render " + conf + ": " + rendered.err;
   if (::chmod(conf.c_str(), 0644) != 0) return "cannot chmod " + conf;
   return "";
 }

@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -109,7 +110,19 @@ std::vector<std::string> SquidTestbed::Origins() const {
   return urls;
 }
 
-int SquidTestbed::Run(const std::string& args) const { return std::system(Command(args).c_str()); }
+int SquidTestbed::Run(const std::string& args) const {
+  // The script bounds each of its own waits; the timeout only ends a hang (installing Squid
+  // on first use may take minutes).
+  RunOptions options = Merged();
+  options.timeout = std::chrono::minutes(10);
+  const ProcessResult r = RunShell(Command(args), options);
+  // What the script said is only worth reading when it failed.
+  if (r.exit_code != 0) {
+    std::fprintf(stderr, "squid-testbed.sh %s: exit %d\n%s", args.c_str(), r.exit_code,
+                 r.out.c_str());
+  }
+  return r.exit_code;
+}
 
 std::string SquidTestbed::Capture(const std::string& args) const {
   std::string out = RunShell(Command(args)).out;

@@ -57,7 +57,9 @@ class SquidTestbed {
   // keep_files (then it says where it is).
   void Stop(bool keep_files);
 
-  // Runs `scripts/squid-testbed.sh ARGS` with this bed's settings; the exit status.
+  // Runs `scripts/squid-testbed.sh ARGS` with this bed's settings; its exit code (-1: killed
+  // by a signal, or still running after 10 minutes). What it printed goes to standard error
+  // when it fails.
   // ("reconfigure " + addr() returns once Squid listens again after `squid -k reconfigure`.)
   int Run(const std::string& args) const;
   // The same, returning its standard output without trailing newlines.
