@@ -22,6 +22,7 @@ if [[ -n $quick ]]; then
   run "$build/bench/peer_index_bench" 100000 65536
   run "$build/bench/who_has_bench" 100000 65536
   run "$build/bench/gossip_sim_bench" 100000 2000 200
+  run "$build/bench/swim_sim_bench" 16,100
   run "$build/bench/relay_sim_bench" 1000 12
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build" 100000
@@ -32,6 +33,7 @@ else
   run "$build/bench/peer_index_bench"
   run "$build/bench/who_has_bench"
   run "$build/bench/gossip_sim_bench"
+  run "$build/bench/swim_sim_bench"
   run "$build/bench/relay_sim_bench"
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build"
