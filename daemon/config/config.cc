@@ -13,6 +13,7 @@
 #include "daemon/config/config_parser.h"
 #include "peerbloom/client/client_config.h"
 #include "peerbloom/client/control_token.h"
+#include "peerbloom/client/toml_values.h"
 #include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
@@ -24,15 +25,13 @@ constexpr int64_t kMaxDurationMs = int64_t{24} * 3600 * 1000;
 }  // namespace
 
 Status Parser::String(const toml::node& n, std::string_view key, std::string* out) const {
-  if (!n.is_string()) return Error(n, "'" + std::string(key) + "' must be a string");
-  *out = *n.value<std::string>();
-  return Status::Ok();
+  const Status s = client::TomlString(n, key, out);
+  return s.ok() ? s : Error(n, s.message());
 }
 
 Status Parser::Bool(const toml::node& n, std::string_view key, bool* out) const {
-  if (!n.is_boolean()) return Error(n, "'" + std::string(key) + "' must be true or false");
-  *out = *n.value<bool>();
-  return Status::Ok();
+  const Status s = client::TomlBool(n, key, out);
+  return s.ok() ? s : Error(n, s.message());
 }
 
 Status Parser::Int(const toml::node& n, std::string_view key, int64_t lo, int64_t hi,

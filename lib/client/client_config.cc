@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "peerbloom/client/control_token.h"
+#include "peerbloom/client/toml_values.h"
 #include "peerbloom/client/who_has_socket.h"
 
 namespace peerbloom::client {
@@ -58,15 +59,13 @@ class Reader {
 };
 
 Status Reader::String(const toml::node& n, std::string_view key, std::string* out) const {
-  if (!n.is_string()) return Error(n, "'" + std::string(key) + "' must be a string");
-  *out = *n.value<std::string>();
-  return Status::Ok();
+  const Status s = TomlString(n, key, out);
+  return s.ok() ? s : Error(n, s.message());
 }
 
 Status Reader::Bool(const toml::node& n, std::string_view key, bool* out) const {
-  if (!n.is_boolean()) return Error(n, "'" + std::string(key) + "' must be true or false");
-  *out = *n.value<bool>();
-  return Status::Ok();
+  const Status s = TomlBool(n, key, out);
+  return s.ok() ? s : Error(n, s.message());
 }
 
 Status Reader::PeerNames(const toml::node& n) {
