@@ -13,7 +13,7 @@
 // Exit 1 when a false death happened or a killed node is not declared dead everywhere.
 //
 // Usage: swim_sim_bench [sizes (default 16,100,1000,5000)] [seed (default 1)]
-// Environment: SWIM_RETRANSMIT_MULT, SWIM_SUSPICION_MULT override those options;
+// Environment: SWIM_RETRANSMIT_MULT, SWIM_SUSPICION_MULT, SWIM_MAX_EVENTS override those options;
 // SWIM_DEBUG=1 prints each false death; SWIM_WATCH=n12 prints every change about node n12.
 #include <algorithm>
 #include <chrono>
@@ -152,6 +152,7 @@ int RunSize(size_t n, uint64_t seed) {
   SwimSim c(n, SwimNet{seed, 2, 1, 0.0}, [](SwimOptions* o) {
     if (const char* r = std::getenv("SWIM_RETRANSMIT_MULT")) o->retransmit_mult = std::atoi(r);
     if (const char* r = std::getenv("SWIM_SUSPICION_MULT")) o->suspicion_mult = std::atof(r);
+    if (const char* r = std::getenv("SWIM_MAX_EVENTS")) o->max_events_per_message = std::atoi(r);
   });
   Churn churn;
   c.OnChange([&](size_t at, const SwimEvent& e) {

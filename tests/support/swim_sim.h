@@ -134,11 +134,10 @@ class SwimSim {
         deadlines_.push({n.stalled_until_ms, i});
         continue;
       }
+      // A later deadline has an entry of its own: every change of one is scheduled.
       if (n.m->NextDeadline() <= now_) {
         n.m->OnTick(now_);
         Collect(i);
-      } else {
-        Schedule(i);
       }
     }
   }
