@@ -25,6 +25,7 @@
 #include "peerbloom/summary.h"
 #include "peerbloom/summary_builder.h"
 #include "peerbloom/wire.h"
+#include "tests/support/sim_loop.h"
 
 namespace peerbloom::sim {
 
@@ -204,13 +205,8 @@ class SimCluster {
 
   // Runs the event loop until `until_ms`.
   void RunUntil(int64_t until_ms) {
-    while (true) {
-      const int64_t t = NextEventTime();
-      if (t > until_ms) break;
-      now_ = std::max(now_, t);
-      Step();
-    }
-    now_ = std::max(now_, until_ms);
+    RunEventsUntil(
+        &now_, until_ms, [this] { return NextEventTime(); }, [this] { Step(); });
   }
   void RunFor(int64_t ms) { RunUntil(now_ + ms); }
   // Runs until pred() holds (checked after each event) or the deadline; returns pred().

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "peerbloom/swim.h"
+#include "tests/support/sim_loop.h"
 
 namespace peerbloom::sim {
 
@@ -68,13 +69,8 @@ class SwimSim {
   }
 
   void RunUntil(int64_t until_ms) {
-    while (true) {
-      const int64_t t = NextEventTime();
-      if (t > until_ms) break;
-      now_ = std::max(now_, t);
-      Step();
-    }
-    now_ = std::max(now_, until_ms);
+    RunEventsUntil(
+        &now_, until_ms, [this] { return NextEventTime(); }, [this] { Step(); });
   }
   void RunFor(int64_t ms) { RunUntil(now_ + ms); }
 
