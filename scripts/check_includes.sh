@@ -30,6 +30,21 @@ root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$root"
 failed=0
 
+# report PART HITS: each grep hit (FILE:LINE:#include ...) as "FILE:LINE: PART may not include
+# 'X'"; any hit fails the check.
+report() {
+  local part=$1 hits=$2
+  [ -n "$hits" ] || return 0
+  while IFS= read -r hit; do
+    local where included
+    where=$(cut -d: -f1,2 <<<"$hit")
+    included=$(sed -E 's/^[^:]*:[0-9]+:[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^>"]*).*/\1/' \
+               <<<"$hit")
+    echo "${where}: ${part} may not include '${included}'"
+  done <<<"$hits"
+  failed=1
+}
+
 # check PART PATTERN FILES...: every #include line of FILES naming PATTERN is a violation.
 check() {
   local part=$1 pattern=$2
@@ -37,16 +52,7 @@ check() {
   [ $# -gt 0 ] || return 0
   local hits
   hits=$(grep -HnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*[<\"](\.\./)*(${pattern})" "$@" || true)
-  if [ -n "$hits" ]; then
-    while IFS= read -r hit; do
-      local where included
-      where=$(cut -d: -f1,2 <<<"$hit")
-      included=$(sed -E 's/^[^:]*:[0-9]+:[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^>"]*).*/\1/' \
-                 <<<"$hit")
-      echo "${where}: ${part} may not include '${included}'"
-    done <<<"$hits"
-    failed=1
-  fi
+  report "$part" "$hits"
 }
 
 # check_only PART SCOPE ALLOWED FILES...: every #include line of FILES naming SCOPE but not
@@ -59,16 +65,7 @@ check_only() {
   local hits
   hits=$(grep -HnE "^${include}(${scope})" "$@" | grep -vE "^[^:]*:[0-9]+:${include}(${allowed})" ||
          true)
-  if [ -n "$hits" ]; then
-    while IFS= read -r hit; do
-      local where included
-      where=$(cut -d: -f1,2 <<<"$hit")
-      included=$(sed -E 's/^[^:]*:[0-9]+:[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]([^>"]*).*/\1/' \
-                 <<<"$hit")
-      echo "${where}: ${part} may not include '${included}'"
-    done <<<"$hits"
-    failed=1
-  fi
+  report "$part" "$hits"
 }
 
 sources() { find "$@" -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | sort; }

@@ -321,12 +321,7 @@ Status Parser::CheckCombinations(const toml::table& root) const {
 
 Status ParseConfig(std::string_view text, const std::string& path, Config* out) {
   toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    return Status::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
-                                   std::string(e.description()));
-  }
+  PEERBLOOM_RETURN_IF_ERROR(client::TomlParse(text, path, &root));
   Config config;
   config.source_path = path;
   config_internal::Parser parser(path, &config);

@@ -251,12 +251,7 @@ bool IsLoopbackHost(std::string_view host) {
 
 Status ParseClientConfig(std::string_view text, const std::string& path, ClientConfig* out) {
   toml::table root;
-  try {
-    root = toml::parse(text, path);
-  } catch (const toml::parse_error& e) {
-    return Status::InvalidArgument(path + ":" + std::to_string(e.source().begin.line) + ": " +
-                                   std::string(e.description()));
-  }
+  PEERBLOOM_RETURN_IF_ERROR(TomlParse(text, path, &root));
   ClientConfig config;
   config.source_path = path;
   Reader reader(path, &config);
