@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "peerbloom/byte_io.h"
+#include "peerbloom/hash.h"
+
 namespace peerbloom {
 
 Dissemination::Dissemination(const GossipOptions& options, const Membership& members,
@@ -70,6 +73,8 @@ DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t n
   e.epoch = m.epoch;
   e.heartbeat = m.heartbeat;
   e.alive = members_.Alive(m, now_ms);
+  e.probes = m.probes;
+  e.suspect = m.suspect;
   // A stand-in is not announced: the entry's epoch is the member's, and peers must not take
   // the old epoch's version for one of the new.
   e.has_summary = with_summary && HoldsCurrent(m);
@@ -107,6 +112,38 @@ DigestBody Dissemination::CompleteDigest(uint8_t flags, int64_t now_ms) const {
   for (const auto& [id, m] : members_.members()) {
     if (Provable(m)) body.entries.push_back(EntryOf(m, true, now_ms));
   }
+  return body;
+}
+
+namespace {
+
+uint64_t EntryHash(std::string_view origin, uint64_t epoch, uint64_t heartbeat, uint64_t version,
+                   uint64_t filter_digest) {
+  static const SipKey key = DeriveIndexKey("table checksum");
+  std::string bytes(origin);
+  for (uint64_t v : {epoch, heartbeat, version, filter_digest}) PutU64(&bytes, v);
+  return SipHash64(1, 3, key, bytes.data(), bytes.size());
+}
+
+}  // namespace
+
+uint64_t Dissemination::TableChecksum() const {
+  const DigestEntry self = self_->Entry();
+  uint64_t sum =
+      EntryHash(self.origin, self.epoch, self.heartbeat, self.version, self.filter_digest);
+  for (const auto& [id, m] : members_.members()) {
+    const bool held = HoldsCurrent(m);
+    sum += EntryHash(id, m.epoch, m.heartbeat, held ? HeldVersion(id) : 0,
+                     held ? summaries_->digest(id) : 0);
+  }
+  return sum;
+}
+
+DigestBody Dissemination::ChecksumDigest(uint8_t flags) const {
+  DigestBody body;
+  body.flags = flags | kDigestChecksum;
+  body.entries.push_back(self_->Entry());
+  body.checksum = TableChecksum();
   return body;
 }
 

@@ -66,6 +66,13 @@ class Dissemination {
   bool HoldsCurrent(const Member& m) const;
   // This node and every member, as a digest.
   DigestBody CompleteDigest(uint8_t flags, int64_t now_ms) const;
+  // This node's entry and the checksum of the table (kDigestChecksum): the anti-entropy
+  // exchange of the probe detector, complete only when the receiver's checksum differs.
+  DigestBody ChecksumDigest(uint8_t flags) const;
+  // A hash of (origin, epoch, heartbeat, version and FilterDigest of the summary held in that
+  // epoch) of this node and every member, independent of their order. Two nodes that agree
+  // on every member agree on it; liveness and contacts are left out.
+  uint64_t TableChecksum() const;
 
   // Receiving. `origin` is the member a summary or delta is about (null: refused or stale).
   // Sends the sender of a complete digest the full summaries it lacks or holds older.
@@ -103,6 +110,10 @@ class Dissemination {
   // announce_interval, so that a node whose copy of a delta was lost hears of it promptly.
   void SendAnnouncements(int64_t now_ms);
   bool AnnouncementsPending() const { return self_advanced_ || !advanced_.empty(); }
+  // The probe detector: a member's suspicion (or this node's refutation) goes out with the
+  // next announcements, like a version taken.
+  void AnnounceMember(const std::string& id) { advanced_.insert(id); }
+  void AnnounceSelf() { self_advanced_ = true; }
   // Prunes noted while handling frames, one frame per link.
   void SendPrunes();
   // A restarted member that fell silent before its new summary came: its stand-in goes.

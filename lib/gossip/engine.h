@@ -3,6 +3,7 @@
 //  local_node.*     this node: heartbeat, own summary, what neighbours were told
 //  outbox.*         frames out: headers, encoding, per-endpoint byte caps
 //  membership.*     members, failure detection, seeds, the neighbour set
+//  prober.*         the probe failure detector's pings, acks and ping-reqs
 //  peer_summaries.* summaries held of peers (the PeerIndex), recent deltas, encoded bytes
 //  dissemination.*, relay_tree.cc  digests, full summaries, deltas, requests, relay trees,
 //                   repair
@@ -25,6 +26,7 @@
 #include "lib/gossip/origin_sigs.h"
 #include "lib/gossip/outbox.h"
 #include "lib/gossip/peer_summaries.h"
+#include "lib/gossip/prober.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/squid_digest.h"
 #include "peerbloom/summary.h"
@@ -96,6 +98,9 @@ class GossipEngine::Impl {
   // vouched for by a valid beat signature (`beat_signed`).
   bool AdmitEpoch(const DigestEntry& e, bool beat_signed, int* bad_certs);
   void OnRequests(const WireFrame& frame, const Member& sender, int64_t now_ms);
+  // The probe detector's part of a digest entry: whether the member probes, its suspicion.
+  void OnEntryDetector(const DigestEntry& e, bool own, int64_t now_ms);
+  void OnProbe(const WireFrame& frame, const Member& sender, int64_t now_ms);
 
   // rounds.cc
   void Start(int64_t now_ms);
@@ -103,6 +108,14 @@ class GossipEngine::Impl {
   void RelinkNeighbours(int64_t now_ms);
   void ForgetDead(int64_t now_ms);
   void AntiEntropy(int64_t now_ms);
+  // The probe detector: suspicions that ran out, a refutation due, new suspicions announced.
+  void Detect(int64_t now_ms);
+  // Whether this node's heartbeat advances periodically: always with heartbeats; with probes
+  // only while a live member is judged by heartbeats.
+  bool BeatsDue(int64_t now_ms) const;
+  // The anti-entropy interval: with probes it grows with log2 of the cluster (digests carry
+  // only changes, so this exchange is what repairs a lost one).
+  int64_t AntiEntropyMs() const;
   // A complete digest that asks for one back, and the imports held.
   void SendJoinDigest(const std::string& endpoint, const std::string& public_key, bool chosen,
                       int64_t now_ms);
@@ -121,6 +134,10 @@ class GossipEngine::Impl {
   OriginSigs sigs_;
   std::string last_bad_cert_;    // skips re-verifying a refused certificate digest after digest
   uint64_t own_epoch_seen_ = 0;  // the highest epoch of this node peers proved (NoteOwnEpoch)
+  // The probe detector: a peer suspects this node at its current heartbeat; it refutes by
+  // beating, at most once per gossip interval.
+  bool refute_due_ = false;
+  int64_t next_refute_ms_ = 0;
 
   // Declared in dependency order: each part refers only to those above it, but for the
   // epoch listener that Membership calls into Dissemination (set up, not called, here).
@@ -129,6 +146,7 @@ class GossipEngine::Impl {
   PeerSummaries summaries_;
   Membership membership_;
   Dissemination dissemination_;
+  Prober prober_;
   Imports imports_;
   // WhoHas's scratch, kept so that a query does not allocate.
   mutable std::vector<PeerIndex::Slot> who_has_slots_;

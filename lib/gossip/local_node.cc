@@ -31,6 +31,7 @@ LocalNode::LocalNode(const GossipOptions& options)
       public_key_(options.public_key),
       key_scheme_(options.key_scheme),
       recent_delta_bytes_(options.recent_delta_bytes),
+      probes_(options.failure_detector == FailureDetector::kProbe),
       signer_(options.signer),
       cluster_tag_(options.cluster_tag) {
   own_.origin = node_id_;
@@ -181,6 +182,7 @@ DigestEntry LocalNode::Entry() const {
   e.public_key = public_key_;
   if (own_cert_epoch_ == own_.epoch) e.epoch_cert = own_epoch_cert_;
   e.beat_sig = beat_sig_;
+  e.probes = probes_;
   return e;
 }
 

@@ -82,6 +82,7 @@ class LocalNode {
   const std::string public_key_;
   const KeyScheme key_scheme_;
   const size_t recent_delta_bytes_;
+  const bool probes_;  // runs the probe failure detector: its entry says so
 
   uint64_t heartbeat_ = 0;
   bool fresh_ = false;

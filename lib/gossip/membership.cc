@@ -22,7 +22,10 @@ Membership::Membership(const GossipOptions& options, GossipStats* stats, EpochLi
       max_skew_ms_(options.max_clock_skew_ms),
       heartbeat_ms_(std::max<int64_t>(1, options.heartbeat_interval_ms > 0
                                              ? options.heartbeat_interval_ms
-                                             : options.failure_timeout_ms / 4)) {
+                                             : options.failure_timeout_ms / 4)),
+      probe_mode_(options.failure_detector == FailureDetector::kProbe),
+      suspicion_ms_(options.suspicion_timeout_ms > 0 ? options.suspicion_timeout_ms
+                                                     : options.failure_timeout_ms / 2) {
   // Distinct nodes given the same seed still choose differently.
   const uint64_t id_mix =
       SipHash64(1, 3, DeriveIndexKey("gossip rng"), node_id_.data(), node_id_.size());
@@ -30,7 +33,72 @@ Membership::Membership(const GossipOptions& options, GossipStats* stats, EpochLi
 }
 
 bool Membership::Alive(const Member& m, int64_t now_ms) const {
+  if (probe_mode_ && m.probes) return m.last_heard_ms != kNeverMs && !m.dead;
   return m.last_heard_ms != kNeverMs && now_ms - m.last_heard_ms <= failure_timeout_ms_;
+}
+
+void Membership::NoteProbes(std::string_view id, bool probes) {
+  Member* m = Mutable(id);
+  if (m == nullptr || m->probes == probes) return;
+  m->probes = probes;
+  if (!probes) ClearSuspicion(m);
+}
+
+bool Membership::Suspect(std::string_view id, uint64_t epoch, uint64_t heartbeat, int64_t now_ms) {
+  Member* m = Mutable(id);
+  if (!probe_mode_ || m == nullptr || !m->probes || m->suspect || m->dead ||
+      m->last_heard_ms == kNeverMs || epoch != m->epoch || heartbeat != m->heartbeat) {
+    return false;
+  }
+  m->suspect = true;
+  m->suspect_until_ms = now_ms + suspicion_ms_;
+  suspects_.insert(m->id);
+  changed_.push_back(m->id);
+  return true;
+}
+
+void Membership::ClearSuspicion(Member* m) {
+  m->suspect = false;
+  m->dead = false;
+  m->suspect_until_ms = kNeverMs;
+  suspects_.erase(m->id);
+}
+
+void Membership::SuspicionTimeouts(int64_t now_ms) {
+  for (auto it = suspects_.begin(); it != suspects_.end();) {
+    Member* m = Mutable(*it);
+    if (m != nullptr && m->suspect && now_ms < m->suspect_until_ms) {
+      ++it;
+      continue;
+    }
+    if (m != nullptr && m->suspect) {
+      m->suspect = false;
+      m->dead = true;
+      ++stats_->declared_dead;
+    }
+    it = suspects_.erase(it);
+  }
+}
+
+int64_t Membership::NextSuspicionMs() const {
+  int64_t next = INT64_MAX;
+  for (std::string_view id : suspects_) {
+    if (const Member* m = Find(id)) next = std::min(next, m->suspect_until_ms);
+  }
+  return next;
+}
+
+bool Membership::AnyHeartbeatMember(int64_t now_ms) const {
+  for (const auto& [id, m] : members_) {
+    if (!m.probes && Alive(m, now_ms)) return true;
+  }
+  return false;
+}
+
+// A node that probes sends frames on its chosen links only when something changes or a
+// probe is due, so its reverse links last until it unlinks, re-picks or dies.
+int64_t Membership::InboundLeaseMs() const {
+  return probe_mode_ ? failure_timeout_ms_ + shuffle_ms_ : failure_timeout_ms_;
 }
 
 const Member* Membership::Find(std::string_view id) const {
@@ -186,6 +254,7 @@ bool Membership::Observe(Member* m, uint64_t epoch, uint64_t heartbeat, int64_t 
   m->beat_sig.clear();
   m->last_heard_ms = now_ms;
   m->fresh = true;
+  ClearSuspicion(m);
   return true;
 }
 
@@ -206,6 +275,7 @@ bool Membership::ObserveSigned(Member* m, uint64_t epoch, uint64_t heartbeat,
   m->beat_sig = sig;
   m->last_heard_ms = now_ms;
   m->fresh = true;
+  ClearSuspicion(m);
   return true;
 }
 
@@ -218,6 +288,7 @@ void Membership::NewEpoch(Member* m, uint64_t epoch, int64_t now_ms) {
   m->contact_fresh = true;
   m->last_heard_ms = now_ms;
   m->fresh = true;
+  ClearSuspicion(m);
 }
 
 void Membership::SetContact(Member* m, const std::string& endpoint, const std::string& public_key) {
@@ -263,8 +334,11 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms, bool
     m->heartbeat = h.sender_heartbeat;
   }
   if (verified && h.sender_epoch == m->epoch) m->last_heard_ms = now_ms;  // heard on its link
+  // Its own frame (on its own link, or any frame in a cluster without CURVE) ends a
+  // suspicion: it is alive now.
+  if (h.sender_epoch == m->epoch && (verified || !listed_only_)) ClearSuspicion(m);
   if ((h.flags & kWireFlagNeighbour) != 0) {
-    m->inbound_until_ms = now_ms + failure_timeout_ms_;
+    m->inbound_until_ms = now_ms + InboundLeaseMs();
     maybe_linked_.insert(m->id);
   }
   if ((h.flags & kWireFlagUnlink) != 0) m->inbound_until_ms = kNeverMs;
@@ -360,6 +434,7 @@ Membership::NeighbourChange Membership::RefreshNeighbours(int64_t now_ms) {
     }
   }
   NeighbourChange change;
+  change.shuffled = shuffle;
   while (chosen < fanout_ && !candidates.empty()) {
     std::uniform_int_distribution<size_t> pick(0, candidates.size() - 1);
     const size_t i = pick(rng_);
@@ -441,6 +516,11 @@ std::vector<std::string> Membership::ForgettableDead(int64_t now_ms) const {
   std::vector<std::string> gone;
   if (forget_dead_after_ms_ <= 0) return gone;
   for (const auto& [id, m] : members_) {
+    if (probe_mode_ && m.probes && m.last_heard_ms != kNeverMs) {
+      // Dead since its suspicion ran out.
+      if (m.dead && now_ms - m.suspect_until_ms > forget_dead_after_ms_) gone.push_back(id);
+      continue;
+    }
     const int64_t since = m.last_heard_ms == kNeverMs ? m.created_ms : m.last_heard_ms;
     if (now_ms - since > failure_timeout_ms_ + forget_dead_after_ms_) gone.push_back(id);
   }

@@ -57,6 +57,14 @@ struct Member {
   // `beat_sig`, relayed as it came) and unsigned claims of its heartbeat no longer count.
   bool beats_signed = false;
   std::string beat_sig;  // of (epoch, heartbeat), empty when not signed
+  // The probe failure detector (docs/gossip.md, "Probe failure detection"). `probes`: it runs
+  // it, so it is judged by probes and suspicions, not by heartbeat progress. A suspicion
+  // holds for the member's current (epoch, heartbeat): any advance clears it, and so does a
+  // frame of its own.
+  bool probes = false;
+  bool suspect = false;
+  bool dead = false;  // the suspicion ran out here
+  int64_t suspect_until_ms = kNeverMs;
 };
 
 // How a digest entry's heartbeat may be taken (GossipEngine decides from the sign keys).
@@ -86,10 +94,26 @@ class Membership {
   Membership(const Membership&) = delete;
   Membership& operator=(const Membership&) = delete;
 
-  // Failure detection: heard from within the failure timeout.
+  // Failure detection: heard from within the failure timeout; for a member that probes, when
+  // this node runs the probe detector: heard of and not declared dead.
   bool Alive(const Member& m, int64_t now_ms) const;
+  bool probe_mode() const { return probe_mode_; }
+
+  // The probe detector. A member runs it (an entry or a probe said so).
+  void NoteProbes(std::string_view id, bool probes);
+  // Suspects a member that probes at its current (epoch, heartbeat) unless already suspected
+  // or dead; true when the suspicion is new here (it is then announced: TakeChanged).
+  bool Suspect(std::string_view id, uint64_t epoch, uint64_t heartbeat, int64_t now_ms);
+  // Suspicions that ran out: those members are dead here.
+  void SuspicionTimeouts(int64_t now_ms);
+  int64_t NextSuspicionMs() const;
+  // Members whose suspicion began here since the last call (to announce).
+  std::vector<std::string> TakeChanged() { return std::exchange(changed_, {}); }
+  // A live member that does not probe: this node keeps beating for it.
+  bool AnyHeartbeatMember(int64_t now_ms) const;
   const Member* Find(std::string_view id) const;
   const MemberMap& members() const { return members_; }
+  size_t size() const { return members_.size(); }
 
   // A frame arrived: the sender's contact, liveness and link come from its header. Null when
   // the member table is full.
@@ -133,6 +157,7 @@ class Membership {
   struct NeighbourChange {
     std::vector<const Member*> joined;    // newly chosen: exchange everything with them
     std::vector<const Member*> unlinked;  // no longer linked either way: tell them
+    bool shuffled = false;                // the picks were made at a shuffle
   };
   // Keeps `fanout` live, reachable members chosen; re-picks them all at a shuffle.
   NeighbourChange RefreshNeighbours(int64_t now_ms);
@@ -175,6 +200,10 @@ class Membership {
   void OfferContact(Member* m, const std::string& endpoint, const std::string& public_key,
                     bool first_hand, uint64_t epoch);
   const ListedNode* Listed(std::string_view id) const;
+  // The member advanced or spoke for itself: no suspicion of it stands.
+  void ClearSuspicion(Member* m);
+  // How long a reverse link lasts after the frame that set it.
+  int64_t InboundLeaseMs() const;
 
   const std::string node_id_;
   const std::string endpoint_;
@@ -200,6 +229,10 @@ class Membership {
   std::vector<std::string> moved_from_;
   bool wall_known_ = false;
   int64_t wall_offset_ms_ = 0;
+  const bool probe_mode_;
+  const int64_t suspicion_ms_;
+  StringSet suspects_;  // members with a suspicion running
+  std::vector<std::string> changed_;
 };
 
 }  // namespace peerbloom

@@ -92,6 +92,13 @@ void Outbox::SendImports(const std::string& endpoint, const std::string& public_
   Send(endpoint, public_key, std::move(payload), WireType::kImportedDigest);
 }
 
+void Outbox::SendProbe(const std::string& endpoint, const std::string& public_key, bool chosen,
+                       const ProbeBody& body, bool contact) {
+  std::string payload;
+  if (!EncodeProbeFrame(Header(chosen, contact), body, &payload).ok()) return;
+  Send(endpoint, public_key, std::move(payload), WireType::kProbe);
+}
+
 void Outbox::SendUnlink(const std::string& endpoint, const std::string& public_key) {
   WireHeader h = Header(false, false);
   h.flags |= kWireFlagUnlink;

@@ -59,6 +59,10 @@ class Outbox {
                    WireType type, const std::vector<std::string>& origins);
   void SendImports(const std::string& endpoint, const std::string& public_key, bool chosen,
                    const std::vector<ImportedDigestEntry>& entries);
+  // A probe of the probe failure detector. `contact`: add this node's endpoint and key (for a
+  // member that may not know them yet).
+  void SendProbe(const std::string& endpoint, const std::string& public_key, bool chosen,
+                 const ProbeBody& body, bool contact);
   // An empty digest with the unlink flag: the receiver stops counting this node as linked.
   void SendUnlink(const std::string& endpoint, const std::string& public_key);
 

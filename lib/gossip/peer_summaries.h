@@ -16,8 +16,8 @@
 #include <string_view>
 #include <vector>
 
-#include "lib/util/string_hash.h"
 #include "lib/gossip/delta_cache.h"
+#include "lib/util/string_hash.h"
 #include "peerbloom/gossip.h"
 #include "peerbloom/peer_index.h"
 #include "peerbloom/summary.h"

@@ -29,6 +29,7 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
   }
   if (s.ok()) s = Dispatch(frame, !link_node_id.empty(), now_ms);
   if (!s.ok()) ++stats_.malformed_in;
+  Detect(now_ms);
   for (const std::string& endpoint : membership_.TakeMovedFrom()) outbox_.NoteDropped(endpoint);
   return s;
 }
@@ -37,8 +38,14 @@ Status GossipEngine::Impl::Dispatch(const WireFrame& frame, bool verified, int64
   Body body;
   PEERBLOOM_RETURN_IF_ERROR(DecodeBody(frame, &body));
   PEERBLOOM_RETURN_IF_ERROR(membership_.CheckSender(frame.header, now_ms, verified));
+  const Member* known = membership_.Find(frame.header.sender_id);
+  // Suspected or held dead here at the heartbeat its frame still names: its frame clears
+  // that here, and a ping telling it so makes it refute everywhere else.
+  const bool unrefuted = known != nullptr && (known->suspect || known->dead) &&
+                         frame.header.sender_heartbeat <= known->heartbeat;
   const Member* sender = membership_.AcceptSender(frame.header, now_ms, verified);
   if (sender == nullptr) return Status::ResourceExhausted("member table is full");
+  if (unrefuted && !sender->suspect && !sender->dead) prober_.Confirm(*sender, now_ms);
   if (frame.header.sender_epoch < sender->epoch) {
     ++stats_.stale_dropped;  // a frame of an older incarnation
     // Or the node restarted below an epoch it ran before: its join gets the entry this node
@@ -109,8 +116,29 @@ void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Membe
       return dissemination_.OnGraft(sender, frame.origins);
     case WireType::kImportedDigest:
       return imports_.OnFrame(frame, &body->digests, sender, now_ms);
+    case WireType::kProbe:
+      return OnProbe(frame, sender, now_ms);
     case WireType::kBroadcast:
       return;
+  }
+}
+
+// Every version 4 node answers probes, whichever detector it runs; a ping or ping-req says
+// its sender probes.
+void GossipEngine::Impl::OnProbe(const WireFrame& frame, const Member& sender, int64_t now_ms) {
+  if (frame.probe.kind != ProbeKind::kAck) membership_.NoteProbes(sender.id, true);
+  if (prober_.OnProbe(frame.probe, sender, now_ms) && membership_.probe_mode()) refute_due_ = true;
+}
+
+// A flag that a member probes is taken from anyone (it only changes how the member is
+// judged: a member wrongly said to probe still clears any suspicion with each heartbeat);
+// that it does not, only from the member itself. A suspicion is taken for the member's
+// current epoch and heartbeat only, and confirmed by a ping of this node's own.
+void GossipEngine::Impl::OnEntryDetector(const DigestEntry& e, bool own, int64_t now_ms) {
+  if (e.probes || own) membership_.NoteProbes(e.origin, e.probes);
+  if (!e.suspect) return;
+  if (membership_.Suspect(e.origin, e.epoch, e.heartbeat, now_ms)) {
+    if (const Member* m = membership_.Find(e.origin)) prober_.Confirm(*m, now_ms);
   }
 }
 
@@ -132,13 +160,31 @@ void GossipEngine::Impl::OnDigest(const WireFrame& frame, const Member& sender, 
     // only when proven above its own (NoteOwnEpoch).
     if (e.origin == opt_.node_id) {
       NoteOwnEpoch(e, &bad_certs);
+      // Suspected, or held dead, at this very heartbeat: refute with a newer one.
+      if (membership_.probe_mode() && e.epoch == local_.epoch() &&
+          e.heartbeat == local_.heartbeat() && (e.suspect || !e.alive)) {
+        refute_due_ = true;
+      }
       continue;
     }
     const bool own = verified && e.origin == sender.id;
     const BeatClaim beat = CheckBeat(e, &bad_beats);
     // A node's own entry needs no proof; its certificate is kept all the same, to relay.
     const bool admitted = AdmitEpoch(e, beat == BeatClaim::kSigned, &bad_certs);
-    if (own || admitted) membership_.Merge(e, now_ms, own, beat);
+    if (own || admitted) {
+      membership_.Merge(e, now_ms, own, beat);
+      OnEntryDetector(e, own, now_ms);
+    }
+  }
+  if ((digest.flags & kDigestChecksum) != 0) {
+    // Tables that differ are exchanged whole, from here: the sender answers this complete
+    // digest with its own, and each side pushes what the other lacks.
+    if ((digest.flags & kDigestReplyWanted) != 0 &&
+        digest.checksum != dissemination_.TableChecksum()) {
+      SendJoinDigest(sender.endpoint, sender.public_key, false, now_ms);
+    }
+    dissemination_.RequestAnnounced(digest, sender, now_ms);
+    return;
   }
   if ((digest.flags & kDigestComplete) != 0) dissemination_.PushMissing(digest, sender, now_ms);
   if ((digest.flags & kDigestReplyWanted) != 0) {

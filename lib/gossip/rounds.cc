@@ -1,6 +1,7 @@
 // Time-driven work: heartbeats, gossip rounds, anti-entropy, joins, and the local node's own
 // summary (published by the daemon, announced to neighbours at the next round).
 #include <algorithm>
+#include <cmath>
 
 #include "lib/gossip/engine.h"
 
@@ -16,6 +17,33 @@ void GossipEngine::Impl::Start(int64_t now_ms) {
   membership_.Start(now_ms);
 }
 
+bool GossipEngine::Impl::BeatsDue(int64_t now_ms) const {
+  return !membership_.probe_mode() || membership_.AnyHeartbeatMember(now_ms);
+}
+
+// memberlist's push-pull interval grows with log N beyond 32 nodes; here the exchange also
+// repairs versions missed, so it starts at the configured interval and grows from 4 nodes:
+// N = 4: 1x, 8: 2x, 16: 3x, 32: 4x, 1,000: 9x.
+int64_t GossipEngine::Impl::AntiEntropyMs() const {
+  if (!membership_.probe_mode()) return opt_.anti_entropy_interval_ms;
+  const double n = static_cast<double>(membership_.size() + 1);
+  const double scale = std::max(1.0, std::ceil(std::log2(n / 2.0)));
+  return static_cast<int64_t>(static_cast<double>(opt_.anti_entropy_interval_ms) * scale);
+}
+
+void GossipEngine::Impl::Detect(int64_t now_ms) {
+  if (!membership_.probe_mode()) return;
+  membership_.SuspicionTimeouts(now_ms);
+  if (refute_due_ && now_ms >= next_refute_ms_) {
+    refute_due_ = false;
+    next_refute_ms_ = now_ms + opt_.gossip_interval_ms;
+    local_.Beat();
+    ++stats_.refutations;
+    dissemination_.AnnounceSelf();
+  }
+  for (const std::string& id : membership_.TakeChanged()) dissemination_.AnnounceMember(id);
+}
+
 void GossipEngine::Impl::OnTick(int64_t now_ms) {
   if (!started_) Start(now_ms);
   if (now_ms >= next_round_ms_) {
@@ -24,8 +52,10 @@ void GossipEngine::Impl::OnTick(int64_t now_ms) {
   }
   if (now_ms >= next_anti_entropy_ms_) {
     AntiEntropy(now_ms);
-    next_anti_entropy_ms_ = now_ms + opt_.anti_entropy_interval_ms;
+    next_anti_entropy_ms_ = now_ms + AntiEntropyMs();
   }
+  if (membership_.probe_mode()) prober_.OnTick(now_ms);
+  Detect(now_ms);
   // At most one announcement per tenth of an interval; the first after a quiet spell at once.
   if (now_ms >= next_announce_ms_ && dissemination_.AnnouncementsPending()) {
     dissemination_.SendAnnouncements(now_ms);
@@ -37,7 +67,13 @@ void GossipEngine::Impl::OnTick(int64_t now_ms) {
 int64_t GossipEngine::Impl::NextDeadline() const {
   if (!started_) return 0;
   const int64_t announce = dissemination_.AnnouncementsPending() ? next_announce_ms_ : INT64_MAX;
-  return std::min({next_round_ms_, next_anti_entropy_ms_, announce, dissemination_.NextRepairMs()});
+  int64_t next =
+      std::min({next_round_ms_, next_anti_entropy_ms_, announce, dissemination_.NextRepairMs()});
+  if (membership_.probe_mode()) {
+    next = std::min({next, prober_.NextDeadline(), membership_.NextSuspicionMs(),
+                     refute_due_ ? next_refute_ms_ : INT64_MAX});
+  }
+  return next;
 }
 
 // The order matters: links are settled before anything is pushed on them, and members are
@@ -45,7 +81,7 @@ int64_t GossipEngine::Impl::NextDeadline() const {
 void GossipEngine::Impl::Round(int64_t now_ms) {
   // One beat per heartbeat interval on average, though beats happen only at rounds; after a
   // stall, one beat and the schedule restarts (beats never come in a burst).
-  if (now_ms >= next_heartbeat_ms_) {
+  if (now_ms >= next_heartbeat_ms_ && BeatsDue(now_ms)) {
     local_.Beat();
     next_heartbeat_ms_ = std::max(next_heartbeat_ms_ + heartbeat_interval_ms_, now_ms);
   }
@@ -71,7 +107,14 @@ void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
     SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
   }
   const Membership::NeighbourChange change = membership_.RefreshNeighbours(now_ms);
-  for (const Member* m : change.joined) SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
+  if (membership_.probe_mode() && change.shuffled) {
+    // With probes, a member picked at a shuffle is told by a ping that it is linked: this
+    // node's view is kept in sync by the anti-entropy exchanges, so a full exchange per new
+    // pick would cost as much as the heartbeats it replaces.
+    for (const Member* m : change.joined) prober_.Greet(*m);
+  } else {
+    for (const Member* m : change.joined) SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
+  }
   for (const Member* m : change.unlinked) {
     outbox_.NoteDropped(m->endpoint);
     outbox_.SendUnlink(m->endpoint, m->public_key);
@@ -85,10 +128,19 @@ void GossipEngine::Impl::ForgetDead(int64_t now_ms) {
   }
 }
 
+// With probes, a member that probes (it runs version 4) is sent the checksum of the table
+// first: at rest the exchange is one small frame.
 void GossipEngine::Impl::AntiEntropy(int64_t now_ms) {
-  if (std::optional<LinkTarget> t = membership_.RandomTarget(now_ms)) {
-    SendJoinDigest(t->endpoint, t->public_key, t->chosen, now_ms);
+  std::optional<LinkTarget> t = membership_.RandomTarget(now_ms);
+  if (!t) return;
+  const Member* m = membership_.Find(t->member_id);
+  if (membership_.probe_mode() && m != nullptr && m->probes) {
+    outbox_.SendDigest(t->endpoint, t->public_key, t->chosen,
+                       dissemination_.ChecksumDigest(kDigestReplyWanted));
+    imports_.Announce(t->endpoint, t->public_key, t->chosen, now_ms);
+    return;
   }
+  SendJoinDigest(t->endpoint, t->public_key, t->chosen, now_ms);
 }
 
 void GossipEngine::Impl::SendJoinDigest(const std::string& endpoint, const std::string& public_key,

@@ -14,7 +14,12 @@ constexpr uint8_t kEntryAlive = 0x01;
 constexpr uint8_t kEntryHasSummary = 0x02;
 constexpr uint8_t kEntryHasContact = 0x04;
 constexpr uint8_t kEntryKnownFlags = kEntryAlive | kEntryHasSummary | kEntryHasContact;
-constexpr uint8_t kDigestKnownFlags = kDigestReplyWanted | kDigestComplete;
+constexpr uint8_t kDigestKnownFlags = kDigestReplyWanted | kDigestComplete | kDigestChecksum;
+// Version 4 entry extension flags.
+constexpr uint8_t kEntryProbes = 0x01;
+constexpr uint8_t kEntrySuspect = 0x02;
+constexpr uint8_t kEntryKnownExtFlags = kEntryProbes | kEntrySuspect;
+constexpr uint8_t kProbeKnownFlags = kProbeSuspected;
 
 Status Truncated(std::string_view field) {
   return Status::Corruption("frame truncated in '" + std::string(field) + "'");
@@ -110,6 +115,46 @@ Status DecodeEntrySigs(ByteReader* r, std::string_view what, std::string DigestE
     }
     if (!r->ReadBytes(kWireSignatureBytes, &sig)) return Truncated(name);
     ((*entries)[index].*field).assign(sig);
+    next = index + 1;
+  }
+  return Status::Ok();
+}
+
+uint8_t ExtFlagsOf(const DigestEntry& e) {
+  return (e.probes ? kEntryProbes : 0) | (e.suspect ? kEntrySuspect : 0);
+}
+
+// Version 4: count:varint (index:varint ext_flags:u8)*, indexes strictly ascending, only
+// entries with a flag set.
+void AppendEntryExt(const std::vector<DigestEntry>& entries, std::string* out) {
+  size_t count = 0;
+  for (const auto& e : entries) count += ExtFlagsOf(e) != 0 ? 1 : 0;
+  PutVarint(out, count);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (ExtFlagsOf(entries[i]) == 0) continue;
+    PutVarint(out, i);
+    PutU8(out, ExtFlagsOf(entries[i]));
+  }
+}
+
+Status DecodeEntryExt(ByteReader* r, std::vector<DigestEntry>* entries) {
+  uint64_t count = 0;
+  if (!r->ReadVarint(&count)) return Truncated("entry flags count");
+  if (count > entries->size()) return Status::Corruption("more entry flags than entries");
+  uint64_t next = 0;
+  for (uint64_t c = 0; c < count; ++c) {
+    uint64_t index = 0;
+    uint8_t flags = 0;
+    if (!r->ReadVarint(&index)) return Truncated("entry flags index");
+    if (index < next || index >= entries->size()) {
+      return Status::Corruption("entry flags index '" + std::to_string(index) + "'");
+    }
+    if (!r->ReadU8(&flags)) return Truncated("entry flags");
+    if (flags == 0 || (flags & ~kEntryKnownExtFlags) != 0) {
+      return Status::Corruption("entry flags '" + std::to_string(flags) + "'");
+    }
+    (*entries)[index].probes = (flags & kEntryProbes) != 0;
+    (*entries)[index].suspect = (flags & kEntrySuspect) != 0;
     next = index + 1;
   }
   return Status::Ok();
@@ -224,7 +269,8 @@ Status DecodeCount(ByteReader* r, const WireLimits& limits, std::string_view fie
 Status DecodeDigestBody(ByteReader* r, const WireLimits& limits, uint8_t version,
                         DigestBody* body) {
   if (!r->ReadU8(&body->flags)) return Truncated("digest flags");
-  if ((body->flags & ~kDigestKnownFlags) != 0) {
+  const uint8_t known = version >= 4 ? kDigestKnownFlags : kDigestKnownFlags & ~kDigestChecksum;
+  if ((body->flags & ~known) != 0) {
     return Status::Corruption("unknown digest flags '" + std::to_string(body->flags) + "'");
   }
   size_t n = 0;
@@ -238,6 +284,34 @@ Status DecodeDigestBody(ByteReader* r, const WireLimits& limits, uint8_t version
   if (version >= 3) {
     PEERBLOOM_RETURN_IF_ERROR(
         DecodeEntrySigs(r, "beat signature", &DigestEntry::beat_sig, &body->entries));
+  }
+  if (version >= 4) PEERBLOOM_RETURN_IF_ERROR(DecodeEntryExt(r, &body->entries));
+  if ((body->flags & kDigestChecksum) != 0 && !r->ReadU64(&body->checksum)) {
+    return Truncated("digest checksum");
+  }
+  return Status::Ok();
+}
+
+// Version 4: kind:u8 seq:varint [target:str8 (ping-req, ack)] [flags:u8 (ping)].
+Status DecodeProbe(ByteReader* r, ProbeBody* p) {
+  uint8_t kind = 0;
+  if (!r->ReadU8(&kind)) return Truncated("probe kind");
+  if (kind > static_cast<uint8_t>(ProbeKind::kPingReq)) {
+    return Status::Corruption("probe kind '" + std::to_string(kind) + "'");
+  }
+  p->kind = static_cast<ProbeKind>(kind);
+  if (!r->ReadVarint(&p->seq)) return Truncated("probe sequence number");
+  if (p->kind != ProbeKind::kPing) {
+    if (!r->ReadStr8(&p->target)) return Truncated("probe target");
+    const bool needed = p->kind == ProbeKind::kPingReq;
+    if ((needed || !p->target.empty()) && !IsValidNodeId(p->target)) {
+      return Status::Corruption("invalid probe target");
+    }
+    return Status::Ok();
+  }
+  if (!r->ReadU8(&p->flags)) return Truncated("probe flags");
+  if ((p->flags & ~kProbeKnownFlags) != 0) {
+    return Status::Corruption("probe flags '" + std::to_string(p->flags) + "'");
   }
   return Status::Ok();
 }
@@ -310,6 +384,9 @@ Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
       return DecodeOrigins(r, limits, &out->origins);
     case WireType::kImportedDigest:
       return wire_internal::DecodeImportBody(r, limits, out->header.version, &out->imports);
+    case WireType::kProbe:
+      if (out->header.version < 4) return Status::Corruption("probe frame of version below 4");
+      return DecodeProbe(r, &out->probe);
   }
   return Status::NotSupported("unknown message type '" +
                               std::to_string(static_cast<unsigned>(out->header.type)) + "'");
@@ -335,6 +412,8 @@ std::string_view WireTypeName(WireType type) noexcept {
       return "graft";
     case WireType::kImportedDigest:
       return "imported-digest";
+    case WireType::kProbe:
+      return "probe";
   }
   return "unknown";
 }
@@ -345,6 +424,13 @@ Status EncodeDigestFrame(const WireHeader& header, const DigestBody& body, std::
     return Status::InvalidArgument("unknown digest flags '" + std::to_string(body.flags) + "'");
   }
   const uint8_t version = LayoutVersion(header);
+  if ((body.flags & kDigestChecksum) != 0 && version < 4) {
+    return Status::InvalidArgument("digest checksum in a version " + std::to_string(version) +
+                                   " frame");
+  }
+  if ((body.flags & kDigestChecksum) == 0 && body.checksum != 0) {
+    return Status::InvalidArgument("digest checksum without its flag");
+  }
   for (const auto& e : body.entries) {
     PEERBLOOM_RETURN_IF_ERROR(ValidateEntry(e));
     if (version < 2 && !e.epoch_cert.empty()) {
@@ -354,6 +440,10 @@ Status EncodeDigestFrame(const WireHeader& header, const DigestBody& body, std::
       return Status::InvalidArgument("beat signature in a version " + std::to_string(version) +
                                      " frame");
     }
+    if (version < 4 && ExtFlagsOf(e) != 0) {
+      return Status::InvalidArgument("entry flags in a version " + std::to_string(version) +
+                                     " frame");
+    }
   }
   AppendHeader(header, WireType::kDigest, out);
   PutU8(out, body.flags);
@@ -361,6 +451,33 @@ Status EncodeDigestFrame(const WireHeader& header, const DigestBody& body, std::
   for (const auto& e : body.entries) AppendEntry(e, out);
   if (version >= 2) AppendEntrySigs(body.entries, &DigestEntry::epoch_cert, out);
   if (version >= 3) AppendEntrySigs(body.entries, &DigestEntry::beat_sig, out);
+  if (version >= 4) AppendEntryExt(body.entries, out);
+  if ((body.flags & kDigestChecksum) != 0) PutU64(out, body.checksum);
+  return Status::Ok();
+}
+
+Status EncodeProbeFrame(const WireHeader& header, const ProbeBody& probe, std::string* out) {
+  PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
+  if (LayoutVersion(header) < 4) {
+    return Status::InvalidArgument("probe frame of version " +
+                                   std::to_string(LayoutVersion(header)));
+  }
+  const bool ping = probe.kind == ProbeKind::kPing;
+  if (static_cast<uint8_t>(probe.kind) > static_cast<uint8_t>(ProbeKind::kPingReq) ||
+      (probe.kind == ProbeKind::kPingReq && probe.target.empty()) ||
+      (ping && !probe.target.empty()) || (!ping && probe.flags != 0) ||
+      (probe.flags & ~kProbeKnownFlags) != 0) {
+    return Status::InvalidArgument("invalid probe body");
+  }
+  if (!probe.target.empty()) PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(probe.target, "probe target"));
+  AppendHeader(header, WireType::kProbe, out);
+  PutU8(out, static_cast<uint8_t>(probe.kind));
+  PutVarint(out, probe.seq);
+  if (ping) {
+    PutU8(out, probe.flags);
+  } else {
+    PutStr8(out, probe.target);
+  }
   return Status::Ok();
 }
 

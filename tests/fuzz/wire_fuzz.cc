@@ -28,6 +28,8 @@ std::string Reencode(const peerbloom::WireFrame& f) {
     s = peerbloom::EncodeImportedDigestFrame(f.header, f.imports, &out);
   } else if (f.header.type == WireType::kBroadcast) {
     s = peerbloom::EncodeBroadcastFrame(f.header, f.relay_bytes, &out);
+  } else if (f.header.type == WireType::kProbe) {
+    s = peerbloom::EncodeProbeFrame(f.header, f.probe, &out);
   } else {
     s = peerbloom::EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out, f.state_sig,
                                       f.delta_sig);

@@ -297,6 +297,13 @@ class SimCluster {
     return misses;
   }
 
+  // Delivers `payload` to node `to` now, as if from the network (a crafted frame), and
+  // queues what it sends in answer. Returns the engine's status.
+  Status Inject(int to, std::string_view payload) {
+    const Status s = nodes_[to]->engine->OnMessage(payload, now_);
+    Collect(to);
+    return s;
+  }
   // Drops frames for which the hook returns true (before the random faults).
   void SetFilter(std::function<bool(const Frame&)> hook) { filter_ = std::move(hook); }
   // Addition: adjusts each node's options as it boots (after node_id and seeds are set).

@@ -62,6 +62,20 @@ struct ListedNode {
   bool operator==(const ListedNode&) const = default;
 };
 
+// How members are judged alive (docs/gossip.md, "Probe failure detection").
+enum class FailureDetector : uint8_t {
+  // Every node's heartbeat advances periodically and is relayed in digests on every link; a
+  // member whose heartbeat has not advanced within the failure timeout is dead. The cost per
+  // node grows with the cluster.
+  kHeartbeat = 0,
+  // Each node probes one linked member per gossip interval (directly, then through
+  // `indirect_probes` others); a member that answers neither is suspected, the suspicion
+  // spreads, and a member that does not refute it within the suspicion timeout is dead.
+  // Digests carry only changes. Members that do not probe (older versions, kHeartbeat) are
+  // still judged by heartbeats, and this node keeps beating while any is alive.
+  kProbe = 1,
+};
+
 struct GossipOptions {
   std::string node_id;      // REQUIRES: IsValidNodeId
   std::string endpoint;     // this node's advertised peer endpoint, e.g. "tcp://127.0.0.1:7401"
@@ -131,6 +145,14 @@ struct GossipOptions {
   // Default: 0 (no plausibility checks). When positive, epochs more than this ahead of the
   // wall clock (SetWallClock) and heartbeats advancing faster than possible are refused.
   int64_t max_clock_skew_ms = 0;
+  // Additions: the failure detector (docs/gossip.md, "Probe failure detection").
+  // Default: kHeartbeat.
+  FailureDetector failure_detector = FailureDetector::kHeartbeat;
+  // Default: 3. kProbe: members asked to probe a member that did not answer a direct probe.
+  unsigned indirect_probes = 3;
+  // Default: 0, meaning failure_timeout_ms / 2. kProbe: a suspected member that does not
+  // refute the suspicion within this is dead.
+  int64_t suspicion_timeout_ms = 0;
 };
 
 // InvalidArgument naming the first bad field of `options`, Ok otherwise. The GossipEngine
@@ -235,6 +257,12 @@ struct GossipStats {
   uint64_t claims_corrected = 0;        // a node's own frame overrode what others claimed of it
   uint64_t contacts_refused = 0;        // endpoints or keys not bound to the node id
   uint64_t members_revoked = 0;         // members dropped when the allow-list lost them
+  // Additions: the probe failure detector.
+  uint64_t probes = 0;           // direct probes (pings) sent, confirmations included
+  uint64_t probes_indirect = 0;  // ping-reqs sent: a probe went unanswered
+  uint64_t suspicions = 0;       // members this node suspected (its probe went unanswered)
+  uint64_t refutations = 0;      // times this node beat to refute a suspicion of itself
+  uint64_t declared_dead = 0;    // suspicions that ran out here: the member is dead
 };
 
 class GossipEngine {

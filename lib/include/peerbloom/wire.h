@@ -28,9 +28,11 @@ namespace peerbloom {
 inline constexpr char kWireMagic[4] = {'P', 'B', 'G', 'W'};
 // Version 2 appends origin signatures to summary, delta and digest bodies (docs/security.md,
 // "Signed origins"); version 3 appends the origins' heartbeat signatures to digest bodies
-// (docs/gossip.md, "Who speaks for a node's liveness"). Older readers skip what they do not
-// know, so the minimum reader stays 1.
-inline constexpr uint8_t kWireVersion = 3;
+// (docs/gossip.md, "Who speaks for a node's liveness"); version 4 appends the entries'
+// detector flags to digest bodies and adds the probe message (docs/gossip.md, "Probe failure
+// detection"). Older readers skip what they do not know, so the minimum reader stays 1; probe
+// frames go only to members that showed they run version 4.
+inline constexpr uint8_t kWireVersion = 4;
 inline constexpr uint8_t kWireMinReaderVersion = 1;
 
 enum class WireType : uint8_t {
@@ -42,6 +44,7 @@ enum class WireType : uint8_t {
   kPrune = 6,           // "stop pushing deltas of these origins to me on this link"
   kGraft = 7,           // "push deltas of these origins to me again on this link"
   kImportedDigest = 8,  // Squid Cache Digests imported by some daemon (docs/gossip.md)
+  kProbe = 9,           // version 4: ping, ack or ping-req of the probe failure detector
 };
 std::string_view WireTypeName(WireType type) noexcept;
 
@@ -59,6 +62,10 @@ inline constexpr uint8_t kWireKnownFlags = kWireFlagNeighbour | kWireFlagContact
 // Digest body flags. Frozen bits.
 inline constexpr uint8_t kDigestReplyWanted = 0x01;  // answer with your own full digest
 inline constexpr uint8_t kDigestComplete = 0x02;     // lists every member the sender knows
+// Version 4: the body lists only the sender and carries `checksum`, a hash of every entry the
+// sender knows (TableChecksum): the receiver answers with a complete exchange only when its
+// own differs. Never set in frames of older versions.
+inline constexpr uint8_t kDigestChecksum = 0x04;
 
 // Summary signature flags (version 2). Frozen bits.
 inline constexpr uint8_t kSigHasState = 0x01;  // a 64-byte state signature follows
@@ -109,12 +116,18 @@ struct DigestEntry {
   // epoch, version = heartbeat): the origin's own word that it was alive at that heartbeat.
   // A relayed heartbeat of an origin that signs its beats is taken only with it.
   std::string beat_sig;
+  // Additions (version 4). `probes`: the origin runs the probe failure detector (it needs no
+  // periodic heartbeats). `suspect`: the sender suspects the origin at this epoch and
+  // heartbeat (its probe went unanswered); the origin refutes by signing a newer heartbeat.
+  bool probes = false;
+  bool suspect = false;
   bool operator==(const DigestEntry&) const = default;
 };
 
 struct DigestBody {
-  uint8_t flags = 0;  // kDigestReplyWanted | kDigestComplete
+  uint8_t flags = 0;  // kDigestReplyWanted | kDigestComplete | kDigestChecksum
   std::vector<DigestEntry> entries;
+  uint64_t checksum = 0;  // with kDigestChecksum only
   bool operator==(const DigestBody&) const = default;
 };
 
@@ -125,6 +138,23 @@ struct FullRequest {
   // the deltas from it to its current version when it still has them, else a full summary.
   uint64_t have_version = 0;
   bool operator==(const FullRequest&) const = default;
+};
+
+// Addition (version 4): a message of the probe failure detector.
+enum class ProbeKind : uint8_t {
+  kPing = 0,     // answer with an ack of `seq`
+  kAck = 1,      // answers a ping of `seq`; `target` set: relayed for it (an indirect probe)
+  kPingReq = 2,  // ping `target` for me and relay its ack as an ack of `seq`
+};
+// Probe flags. Frozen bits.
+inline constexpr uint8_t kProbeSuspected = 0x01;  // ping: the sender suspects the receiver
+
+struct ProbeBody {
+  ProbeKind kind = ProbeKind::kPing;
+  uint64_t seq = 0;
+  std::string target;  // kPingReq: required; kAck: empty unless relayed; kPing: empty
+  uint8_t flags = 0;   // kProbeSuspected (pings only)
+  bool operator==(const ProbeBody&) const = default;
 };
 
 // Imported digest entry flags. Frozen bits.
@@ -168,6 +198,8 @@ struct WireFrame {
   std::vector<ImportedDigestEntry> imports;
   // Addition. kBroadcast: the relay packet (DecodeRelayPacket), a view into the input.
   std::string_view relay_bytes;
+  // Addition (version 4). kProbe.
+  ProbeBody probe;
 };
 
 // Caps that bound decoding of untrusted bytes.
@@ -201,6 +233,9 @@ Status EncodeImportedDigestFrame(const WireHeader& header,
 // decoder checks its contents).
 Status EncodeBroadcastFrame(const WireHeader& header, std::string_view relay_packet,
                             std::string* out);
+
+// Addition (version 4). A probe frame; the header's version must be 4 or more.
+Status EncodeProbeFrame(const WireHeader& header, const ProbeBody& probe, std::string* out);
 
 // Decodes one frame. Corruption for malformed bytes, NotSupported for an unknown message type
 // or a frame that needs a newer reader, ResourceExhausted for frames or lists over the limits.

@@ -48,7 +48,7 @@ DigestBody SampleDigest() {
 }
 
 std::vector<std::string> SampleFrames() {
-  std::vector<std::string> frames(6);
+  std::vector<std::string> frames(9);
   EXPECT_TRUE(EncodeDigestFrame(SampleHeader(), SampleDigest(), &frames[0]).ok());
   EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "codec-bytes", &frames[1]).ok());
   EXPECT_TRUE(
@@ -62,6 +62,18 @@ std::vector<std::string> SampleFrames() {
   EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kFullSummary, "codec-bytes", &frames[5],
                                  kStateSig)
                   .ok());
+  WireHeader probe = SampleHeader();
+  probe.flags = 0;
+  probe.sender_endpoint.clear();
+  probe.sender_public_key.clear();
+  EXPECT_TRUE(
+      EncodeProbeFrame(probe, {ProbeKind::kPing, 77, "", kProbeSuspected}, &frames[6]).ok());
+  EXPECT_TRUE(EncodeProbeFrame(probe, {ProbeKind::kPingReq, 300, "node-c", 0}, &frames[7]).ok());
+  // frames[8]: entry flags (a checksum digest is checked in ProbesAndEntryFlagsRoundTrip).
+  DigestBody flagged = SampleDigest();
+  flagged.entries[0].probes = true;
+  flagged.entries[1].suspect = true;
+  EXPECT_TRUE(EncodeDigestFrame(SampleHeader(), flagged, &frames[8]).ok());
   return frames;
 }
 
@@ -84,6 +96,9 @@ std::string Reencode(const WireFrame& f) {
     case WireType::kPrune:
     case WireType::kGraft:
       s = EncodeOriginsFrame(f.header, f.header.type, f.origins, &out);
+      break;
+    case WireType::kProbe:
+      s = EncodeProbeFrame(f.header, f.probe, &out);
       break;
     default:
       break;
@@ -133,9 +148,9 @@ TEST(WireFrame, GoldenRequestFrame) {
   h.sender_heartbeat = 300;
   std::string bytes;
   ASSERT_TRUE(EncodeRequestFullFrame(h, {{"b", 300, 5}}, &bytes).ok());
-  // magic, version 3, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
+  // magic, version 4, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
   // heartbeat 300 (varint ac 02), "tcp://x:1", empty key, 1 request: "b", epoch 300, have 5.
-  const std::string expected = std::string("PBGW\x03\x01\x04\x02", 8) +
+  const std::string expected = std::string("PBGW\x04\x01\x04\x02", 8) +
                                "\x88\x77\x66\x55\x44\x33\x22\x11" +
                                std::string(
                                    "\x01"
@@ -219,14 +234,14 @@ TEST(WireFrame, VersionsAndTypes) {
   EXPECT_EQ(s.message(), "unknown message type '99'");
 
   bad = frame;
-  bad[4] = 5;  // version 5, needs reader 4
-  bad[5] = 4;
+  bad[4] = 6;  // version 6, needs reader 5
+  bad[5] = 5;
   s = DecodeFrame(bad, WireLimits(), &f);
   EXPECT_TRUE(s.IsNotSupported());
-  EXPECT_EQ(s.message(), "frame needs reader version '4', this is '3'");
+  EXPECT_EQ(s.message(), "frame needs reader version '5', this is '4'");
 
   bad = frame;
-  bad[4] = 4;  // a newer writer readable by version 3 may append fields
+  bad[4] = 5;  // a newer writer readable by version 4 may append fields
   bad += "future";
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).ok());
   EXPECT_EQ(f.requests.size(), 2u);
@@ -244,9 +259,9 @@ TEST(WireFrame, VersionsAndTypes) {
   bad = frame;
   bad[5] = 0;  // minimum reader 0 is never written
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).IsCorruption());
-  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 3
+  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 4
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(),
-            "bad frame version '3' with minimum reader '2'");
+            "bad frame version '4' with minimum reader '2'");
 }
 
 TEST(WireFrame, LimitsAreEnforced) {
@@ -324,7 +339,7 @@ TEST(WireFrame, SignaturesRoundTripAfterTheCodecBytes) {
 TEST(WireFrame, BadSignatureFieldsAreRefused) {
   std::string out;
   EXPECT_EQ(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "c", &out, "short").message(),
-            "summary signature of '5' bytes in a version '3' frame");
+            "summary signature of '5' bytes in a version '4' frame");
   EXPECT_EQ(
       EncodeSummaryFrame(SampleHeader(), WireType::kFullSummary, "c", &out, kStateSig, kDeltaSig)
           .message(),
@@ -351,7 +366,9 @@ TEST(WireFrame, EpochCertificatesAreCanonical) {
   DigestBody body = SampleDigest();
   body.entries[0].epoch_cert = std::string(kWireSignatureBytes, 'A');
   std::string bytes;
-  ASSERT_TRUE(EncodeDigestFrame(SampleHeader(), body, &bytes).ok());
+  WireHeader v3 = SampleHeader();
+  v3.version = 3;  // no entry flags after the beat signatures
+  ASSERT_TRUE(EncodeDigestFrame(v3, body, &bytes).ok());
   WireFrame f;
   ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
   EXPECT_EQ(f.digest, body);
@@ -377,7 +394,9 @@ TEST(WireFrame, BeatSignaturesFollowTheEpochCertificates) {
   DigestBody body = SampleDigest();
   body.entries[1].beat_sig = std::string(kWireSignatureBytes, 'B');
   std::string bytes;
-  ASSERT_TRUE(EncodeDigestFrame(SampleHeader(), body, &bytes).ok());
+  WireHeader v3 = SampleHeader();
+  v3.version = 3;  // the beat signatures end the body
+  ASSERT_TRUE(EncodeDigestFrame(v3, body, &bytes).ok());
   EXPECT_EQ(bytes.substr(bytes.size() - 2 - kWireSignatureBytes),
             std::string("\x01\x01", 2) + std::string(kWireSignatureBytes, 'B'));
   WireFrame f;
@@ -400,6 +419,68 @@ TEST(WireFrame, BeatSignaturesFollowTheEpochCertificates) {
   ASSERT_TRUE(EncodeDigestFrame(v2, body, &bytes).ok());
   ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
   EXPECT_EQ(f.digest, body);
+}
+
+// Version 4: the probe message and the entries' detector flags.
+TEST(WireFrame, ProbesAndEntryFlagsRoundTrip) {
+  const std::vector<std::string> frames = SampleFrames();
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(frames[6], WireLimits(), &f).ok());
+  EXPECT_EQ(f.header.type, WireType::kProbe);
+  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPing, 77, "", kProbeSuspected}));
+  ASSERT_TRUE(DecodeFrame(frames[7], WireLimits(), &f).ok());
+  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPingReq, 300, "node-c", 0}));
+  ASSERT_TRUE(DecodeFrame(frames[8], WireLimits(), &f).ok());
+  EXPECT_TRUE(f.digest.entries[0].probes);
+  EXPECT_FALSE(f.digest.entries[0].suspect);
+  EXPECT_TRUE(f.digest.entries[1].suspect);
+  // One flag list entry (index 0, probes), then (index 1, suspect).
+  EXPECT_EQ(frames[8].substr(frames[8].size() - 5), std::string("\x02\x00\x01\x01\x02", 5));
+
+  WireHeader h = SampleHeader();
+  std::string bytes;
+  ProbeBody relayed{ProbeKind::kAck, 5, "node-c", 0};
+  ASSERT_TRUE(EncodeProbeFrame(h, relayed, &bytes).ok());
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.probe, relayed);
+  EXPECT_TRUE(EncodeProbeFrame(h, {ProbeKind::kPingReq, 1, "", 0}, &bytes).IsInvalidArgument());
+  EXPECT_TRUE(
+      EncodeProbeFrame(h, {ProbeKind::kAck, 1, "", kProbeSuspected}, &bytes).IsInvalidArgument());
+  h.version = 3;  // older writers have neither
+  EXPECT_EQ(EncodeProbeFrame(h, relayed, &bytes).message(), "probe frame of version 3");
+  DigestBody body = SampleDigest();
+  body.entries[0].suspect = true;
+  EXPECT_EQ(EncodeDigestFrame(h, body, &bytes).message(), "entry flags in a version 3 frame");
+
+  std::string bad = frames[8];
+  bad[bad.size() - 1] = 4;  // an unknown flag
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "entry flags '4'");
+  bad[bad.size() - 1] = 0;  // an entry listed without a flag
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "entry flags '0'");
+  bad = frames[8];
+  bad[bad.size() - 2] = 0;  // not ascending
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "entry flags index '0'");
+  bad = frames[6];
+  bad[4] = 3;  // a probe in a version 3 frame
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "probe frame of version below 4");
+  bad = frames[6];
+  bad[bad.size() - 1] = 2;
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "probe flags '2'");
+
+  // The checksum digest: the sender's entry and a hash of its table.
+  DigestBody sum;
+  sum.flags = kDigestReplyWanted | kDigestChecksum;
+  sum.entries = {SampleDigest().entries[0]};
+  sum.checksum = 0x1122334455667788ULL;
+  ASSERT_TRUE(EncodeDigestFrame(SampleHeader(), sum, &bytes).ok());
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.digest, sum);
+  EXPECT_EQ(bytes.substr(bytes.size() - 8), std::string("\x88\x77\x66\x55\x44\x33\x22\x11", 8));
+  EXPECT_TRUE(DecodeFrame(bytes.substr(0, bytes.size() - 1), WireLimits(), &f).IsCorruption());
+  EXPECT_EQ(EncodeDigestFrame(h, sum, &bytes).message(), "digest checksum in a version 3 frame");
+  sum.flags = kDigestReplyWanted;
+  EXPECT_EQ(EncodeDigestFrame(SampleHeader(), sum, &bytes).message(),
+            "digest checksum without its flag");
 }
 
 // What an older node writes: the version 1 layout, without signatures, decodes and

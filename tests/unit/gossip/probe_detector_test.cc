@@ -1,0 +1,268 @@
+// The probe failure detector (docs/gossip.md, "Probe failure detection") on the simulated
+// network (sim_cluster.h), fake clock throughout: a run is a function of its seeds, so these
+// checks cannot fail by chance. At rest a cluster sends probes and nothing that grows with its
+// size; a killed node is declared dead everywhere; a node stopped for a second, or suspected
+// by a liar, refutes and is never declared dead; nodes of both detectors keep each other alive.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "peerbloom/gossip.h"
+#include "peerbloom/wire.h"
+#include "tests/support/sim_cluster.h"
+
+namespace peerbloom {
+namespace {
+
+using sim::NetOptions;
+using sim::NodeSpec;
+using sim::SimCluster;
+
+constexpr int64_t kInterval = 1000;  // DefaultOptions: gossip interval
+constexpr int64_t kTimeout = 10000;  // DefaultOptions: failure timeout
+
+GossipOptions ProbeOptions() {
+  GossipOptions o = SimCluster::DefaultOptions();
+  o.failure_detector = FailureDetector::kProbe;
+  return o;
+}
+
+// n nodes, each seeded with the one before (a ring of single seeds), with 20 keys each.
+void AddRing(SimCluster* c, int n) {
+  for (int i = 0; i < n; ++i) {
+    NodeSpec s;
+    s.id = "node" + std::to_string(i);
+    if (n > 1) s.seeds = {"node" + std::to_string((i + n - 1) % n)};
+    c->AddNode(s);
+  }
+  for (int i = 0; i < n; ++i) {
+    for (int k = 0; k < 20; ++k)
+      c->AddKey(i, "http://n" + std::to_string(i) + "/" + std::to_string(k));
+    c->Publish(i);
+  }
+}
+
+bool AllSeeAllAlive(SimCluster& c) {
+  for (size_t a = 0; a < c.size(); ++a) {
+    if (!c.node(static_cast<int>(a)).up) continue;
+    for (size_t b = 0; b < c.size(); ++b) {
+      if (a != b && c.node(static_cast<int>(b)).up &&
+          !c.SeesAlive(static_cast<int>(a), static_cast<int>(b))) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
+// Runs until `until_ms`, counting (observer, live node) pairs where the observer held a node
+// that was up dead at some event (each pair once per call).
+size_t RunCountingFalseDeaths(SimCluster* c, int64_t until_ms, const std::vector<bool>& live) {
+  size_t false_deaths = 0;
+  std::vector<std::vector<bool>> seen_dead(c->size(), std::vector<bool>(c->size(), false));
+  c->RunUntilTrue(
+      [&] {
+        for (size_t a = 0; a < c->size(); ++a) {
+          if (!c->node(static_cast<int>(a)).up) continue;
+          for (size_t b = 0; b < c->size(); ++b) {
+            if (a == b || !live[b] || seen_dead[a][b]) continue;
+            if (!c->SeesAlive(static_cast<int>(a), static_cast<int>(b))) {
+              seen_dead[a][b] = true;
+              ++false_deaths;
+            }
+          }
+        }
+        return false;
+      },
+      until_ms, 100);
+  return false_deaths;
+}
+
+uint64_t FramesSent(SimCluster& c) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < c.size(); ++i) n += c.node(static_cast<int>(i)).frames_sent;
+  return n;
+}
+
+uint64_t BytesSent(SimCluster& c) {
+  uint64_t n = 0;
+  for (size_t i = 0; i < c.size(); ++i) n += c.node(static_cast<int>(i)).bytes_sent;
+  return n;
+}
+
+// At rest a node sends about one ping and one ack per interval, plus a checksum digest at an
+// interval that grows with log N: no heartbeat digests, no beats, no entry per member.
+TEST(ProbeDetector, AtRestTheCostPerNodeDoesNotGrowWithTheCluster) {
+  for (int n : {8, 32}) {
+    SCOPED_TRACE(n);
+    SimCluster c(NetOptions(), ProbeOptions());
+    AddRing(&c, n);
+    ASSERT_TRUE(c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, 60000, 100));
+    c.RunFor(30000);  // settles: neighbour sets, first exchanges
+    const uint64_t frames = FramesSent(c);
+    const uint64_t bytes = BytesSent(c);
+    uint64_t digests = 0;
+    for (int i = 0; i < n; ++i) digests += c.engine(i).stats().digests_out;
+    const int64_t window = 60000;
+    std::vector<bool> live(n, true);
+    EXPECT_EQ(RunCountingFalseDeaths(&c, c.now() + window, live), 0u);
+    const double per_node_s = static_cast<double>(FramesSent(c) - frames) / n / (window / 1000.0);
+    uint64_t digests_after = 0;
+    for (int i = 0; i < n; ++i) digests_after += c.engine(i).stats().digests_out;
+    const double digests_per_node_s =
+        static_cast<double>(digests_after - digests) / n / (window / 1000.0);
+    const double bytes_per_node_s =
+        static_cast<double>(BytesSent(c) - bytes) / n / (window / 1000.0);
+    std::printf("N=%d: %.2f frames/s per node, %.2f digests/s, %.0f bytes/s\n", n, per_node_s,
+                digests_per_node_s, bytes_per_node_s);
+    // Pings and acks: 2 a second; complete digest exchanges (and their imports frames) every
+    // 5 to 15 s at these sizes.
+    EXPECT_LE(per_node_s, 2.6);
+    EXPECT_LE(digests_per_node_s, 0.5);
+    EXPECT_LE(bytes_per_node_s, 400);  // no entry per member: frames of 40-200 bytes
+    for (int i = 0; i < n; ++i) {
+      for (const PeerInfo& p : c.engine(i).Peers(c.now())) EXPECT_EQ(p.heartbeat, 1u) << p.node_id;
+    }
+  }
+}
+
+TEST(ProbeDetector, AKilledNodeIsDeclaredDeadEverywhereAndComesBackInANewEpoch) {
+  SimCluster c(NetOptions(), ProbeOptions());
+  const int n = 16;
+  AddRing(&c, n);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, 60000, 100));
+  c.RunFor(20000);
+  const int victim = 5;
+  c.node(victim).up = false;
+  const int64_t killed_at = c.now();
+  auto all_see_dead = [&] {
+    for (int i = 0; i < n; ++i) {
+      if (i != victim && c.SeesAlive(i, victim)) return false;
+    }
+    return true;
+  };
+  // First probe within about an interval, the suspicion's spread, and the suspicion timeout
+  // (failure timeout / 2) at each node.
+  ASSERT_TRUE(c.RunUntilTrue(all_see_dead, killed_at + 2 * kTimeout));
+  std::printf("every node declared it dead after %lld ms\n",
+              static_cast<long long>(c.now() - killed_at));
+  EXPECT_GE(c.now() - killed_at, kTimeout / 2);  // never before a suspicion ran out
+  uint64_t declared = 0;
+  for (int i = 0; i < n; ++i) declared += i == victim ? 0 : c.engine(i).stats().declared_dead;
+  EXPECT_EQ(declared, static_cast<uint64_t>(n - 1));
+  c.Restart(victim, 2);
+  ASSERT_TRUE(
+      c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, c.now() + 3 * kTimeout));
+}
+
+// A stop of one second (frames to and from it lost meanwhile) raises suspicions of it; it
+// hears them when it resumes and refutes them before any runs out.
+TEST(ProbeDetector, ANodeStoppedForASecondIsNeverDeclaredDead) {
+  NetOptions net;
+  net.drop = 0.05;
+  net.jitter_ms = 2;
+  SimCluster c(net, ProbeOptions());
+  const int n = 16;
+  AddRing(&c, n);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, 60000, 100));
+  c.RunFor(20000);
+  std::vector<bool> live(n, true);
+  uint64_t refutations = 0;
+  size_t false_deaths = 0;
+  for (int round = 0; round < 20; ++round) {
+    const int stalled = (round * 7) % n;
+
+    c.node(stalled).up = false;
+    false_deaths += RunCountingFalseDeaths(&c, c.now() + 1000, live);
+    c.node(stalled).up = true;
+    false_deaths += RunCountingFalseDeaths(&c, c.now() + 3000, live);
+  }
+  false_deaths += RunCountingFalseDeaths(&c, c.now() + 2 * kTimeout, live);
+  for (int i = 0; i < n; ++i) refutations += c.engine(i).stats().refutations;
+  std::printf("refutations %llu\n", static_cast<unsigned long long>(refutations));
+  EXPECT_EQ(false_deaths, 0u);
+  EXPECT_GT(refutations, 0u);  // the stops were noticed, and answered
+}
+
+// A member that claims another is suspect (a liar, or a node whose probes are lost) makes it
+// refute: the signed-or-not newer heartbeat clears the suspicion everywhere.
+TEST(ProbeDetector, ASuspicionIsRefutedAndRunsOutNowhere) {
+  SimCluster c(NetOptions(), ProbeOptions());
+  const int n = 8;
+  AddRing(&c, n);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, 60000, 100));
+  c.RunFor(10000);
+  const int victim = 2;
+  const int liar = 6;
+  std::vector<bool> live(n, true);
+  for (int i = 0; i < n; ++i) {
+    if (i == victim || i == liar) continue;
+    const PeerInfo* held = nullptr;
+    const std::vector<PeerInfo> peers = c.engine(i).Peers(c.now());
+    for (const PeerInfo& p : peers) held = p.node_id == c.node(victim).spec.id ? &p : held;
+    ASSERT_NE(held, nullptr);
+    WireHeader h;
+    h.cluster_tag = SimCluster::DefaultOptions().cluster_tag;
+    h.sender_id = c.node(liar).spec.id;
+    h.sender_epoch = 1;
+    h.sender_heartbeat = 1;
+    DigestBody body;
+    DigestEntry e;
+    e.origin = held->node_id;
+    e.epoch = held->epoch;
+    e.heartbeat = held->heartbeat;
+    e.alive = true;
+    e.probes = true;
+    e.suspect = true;
+    body.entries.push_back(e);
+    std::string frame;
+    ASSERT_TRUE(EncodeDigestFrame(h, body, &frame).ok());
+    ASSERT_TRUE(c.Inject(i, frame).ok());
+  }
+  EXPECT_EQ(RunCountingFalseDeaths(&c, c.now() + 3 * kTimeout, live), 0u);
+  EXPECT_GE(c.engine(victim).stats().refutations, 1u);
+  for (int i = 0; i < n; ++i) {
+    if (i == victim) continue;
+    for (const PeerInfo& p : c.engine(i).Peers(c.now())) {
+      if (p.node_id == c.node(victim).spec.id) {
+        EXPECT_GE(p.heartbeat, 2u) << i;
+      }
+    }
+  }
+}
+
+// A rolling change: nodes of both detectors in one cluster. The probing nodes keep beating
+// while a heartbeat node is alive, so it never loses them; a node of either kind that dies is
+// declared dead by all.
+TEST(ProbeDetector, NodesOfBothDetectorsKeepEachOtherAliveAndSeeEachOtherDie) {
+  SimCluster c;
+  c.SetBootHook([](GossipOptions* o) {
+    const int index = o->node_id.back() - '0';
+    if (index % 2 == 0) o->failure_detector = FailureDetector::kProbe;
+  });
+  const int n = 8;
+  AddRing(&c, n);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, 60000, 100));
+  std::vector<bool> live(n, true);
+  EXPECT_EQ(RunCountingFalseDeaths(&c, c.now() + 60000, live), 0u);
+  for (int victim : {3, 4}) {  // a heartbeat node, then a probing one
+    SCOPED_TRACE(victim);
+    c.node(victim).up = false;
+    live[victim] = false;
+    const int64_t killed_at = c.now();
+    ASSERT_TRUE(c.RunUntilTrue(
+        [&] {
+          for (int i = 0; i < n; ++i) {
+            if (c.node(i).up && c.SeesAlive(i, victim)) return false;
+          }
+          return true;
+        },
+        killed_at + 2 * kTimeout));
+  }
+  EXPECT_EQ(RunCountingFalseDeaths(&c, c.now() + 30000, live), 0u);
+}
+
+}  // namespace
+}  // namespace peerbloom
