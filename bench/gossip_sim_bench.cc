@@ -18,7 +18,8 @@
 // about 1.5 minutes of one core, 1000 about 33 minutes and 4.4 GB.
 //
 // Usage: gossip_sim_bench [keys_per_node_16] [keys_per_node_100] [large_nodes] [large_loss]
-//        (0 skips that size)
+//        [heartbeat|probe]   (0 skips that size; the last picks the large cluster's failure
+//        detector, docs/gossip.md "Probe failure detection")
 // Defaults: 1e6 keys per node at 16 nodes; 1e4 at 100 nodes, because one process simulates
 // every node and each holds every other node's summary (100 x 99 summaries) and the run must
 // stay under ~2 minutes; the churn bytes scale with the keys, the digest bytes do not.
@@ -230,18 +231,24 @@ bool Run(int nodes, uint64_t keys) {
 }
 
 // The large cluster under churn, loss and failures (tests/support/large_sim.h).
-bool RunLarge(int nodes, double drop) {
+bool RunLarge(int nodes, double drop, FailureDetector detector) {
   sim::LargeSimOptions o;
   o.nodes = nodes;
   o.drop = drop;
+  o.detector = detector;
   const double wall0 = WallSeconds();
   sim::LargeSim run(o);
   const sim::LargeSimResult r = run.Run();
   const sim::Distribution& b = r.bytes_per_s;
   const sim::Distribution& s = r.seed_bytes_per_s;
   auto at = [&](size_t q) { return r.add_intervals.empty() ? -1.0 : r.add_intervals[q]; };
+  double total = 0;
+  for (double v : r.by_type) total += v;
+  const double membership = r.by_type[static_cast<int>(WireType::kDigest)] +
+                            r.by_type[static_cast<int>(WireType::kProbe)];
   std::printf(
-      "%d nodes (%d seeds listed by all), %llu keys/node, %.0f %% frames lost; churn: a "
+      "%d nodes (%d seeds listed by all), %s detector, %llu keys/node, %.0f %% frames lost; "
+      "churn: a "
       "failure, a restart (new epoch) or a join every %.1f s (%d, %d, %d); one key replaced "
       "per node every %lld s\n"
       "  join: every node holds every current summary %.1f s after the first start\n"
@@ -250,13 +257,16 @@ bool RunLarge(int nodes, double drop) {
       "    seeds: median %.0f, max %.0f; busiest node %s: %.2f x the median, busiest seed "
       "%.2f x\n"
       "    by type per node: deltas %.0f, digests %.0f, full summaries %.0f, requests %.0f, "
-      "prune/graft %.0f\n"
+      "prune/graft %.0f, probes %.0f\n"
+      "    membership and version traffic (digests, probes): %.1f %% of the bytes\n"
       "  add -> visible at every live node: median %.2f, p90 %.2f, max %.2f gossip intervals "
       "(%d of %d converged)\n"
       "  settled after churn: %s; false negatives: %zu of %zu sampled (key, node) checks at "
       "%d live nodes\n"
+      "  false deaths (a node up through the window held dead, sampled every 5 s): %zu\n"
       "  wall time %.1f s\n",
-      r.nodes_total, o.seeds, static_cast<unsigned long long>(o.keys), drop * 100,
+      r.nodes_total, o.seeds, detector == FailureDetector::kProbe ? "probe" : "heartbeat",
+      static_cast<unsigned long long>(o.keys), drop * 100,
       static_cast<double>(o.churn_every_ms) / 1000, r.failures, r.restarts, r.joins,
       static_cast<long long>(o.publish_every_s), r.join_s, static_cast<long long>(o.measure_s),
       b.count, b.median, b.p99, b.max, b.mean, s.median, s.max, r.busiest.c_str(),
@@ -265,9 +275,11 @@ bool RunLarge(int nodes, double drop) {
       r.by_type[static_cast<int>(WireType::kFullSummary)],
       r.by_type[static_cast<int>(WireType::kRequestFull)],
       r.by_type[static_cast<int>(WireType::kPrune)] + r.by_type[static_cast<int>(WireType::kGraft)],
+      r.by_type[static_cast<int>(WireType::kProbe)], 100 * membership / std::max(1.0, total),
       at(r.add_intervals.size() / 2), at(r.add_intervals.size() * 9 / 10),
       r.add_intervals.empty() ? -1.0 : r.add_intervals.back(), r.adds_converged, r.adds,
-      r.settled ? "yes" : "NO", r.false_negatives, r.checks, r.live_at_end, WallSeconds() - wall0);
+      r.settled ? "yes" : "NO", r.false_negatives, r.checks, r.live_at_end, r.false_deaths,
+      WallSeconds() - wall0);
   return r.settled && r.false_negatives == 0 && r.adds_converged == r.adds;
 }
 
@@ -279,17 +291,20 @@ int main(int argc, char** argv) {
   const uint64_t keys100 = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10000;
   const int large = argc > 3 ? std::atoi(argv[3]) : 300;
   const double drop = argc > 4 ? std::atof(argv[4]) : 0.05;
+  const std::string detector = argc > 5 ? argv[5] : "heartbeat";
   if ((keys16 != 0 && keys16 < 100) || (keys100 != 0 && keys100 < 100) || large < 0 ||
-      large > 1000 || drop < 0 || drop >= 1) {
+      large > 1000 || drop < 0 || drop >= 1 || (detector != "heartbeat" && detector != "probe")) {
     std::fprintf(stderr,
                  "usage: gossip_sim_bench [keys_per_node_16>=100 or 0] [keys_per_node_100>=100 "
-                 "or 0] [large_nodes<=1000 or 0] [large_loss in [0, 1)]\n");
+                 "or 0] [large_nodes<=1000 or 0] [large_loss in [0, 1)] [heartbeat|probe]\n");
     return 2;
   }
   bool ok = keys16 == 0 || peerbloom::Run(16, keys16);
   std::fflush(stdout);
   ok = (keys100 == 0 || peerbloom::Run(100, keys100)) && ok;
   std::fflush(stdout);
-  ok = (large == 0 || peerbloom::RunLarge(large, drop)) && ok;
+  const auto kind = detector == "probe" ? peerbloom::FailureDetector::kProbe
+                                        : peerbloom::FailureDetector::kHeartbeat;
+  ok = (large == 0 || peerbloom::RunLarge(large, drop, kind)) && ok;
   return ok ? 0 : 1;
 }

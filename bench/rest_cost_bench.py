@@ -9,7 +9,8 @@ per node and second: frames and bytes sent (median and max over the nodes), spli
 (digests, deltas, full summaries, the rest), as one table row per N.
 
 Usage: bench/rest_cost_bench.py BUILD_DIR [--nodes 4,8,16,32] [--items 1000]
-                                [--settle 25] [--window 40]
+                                [--settle 25] [--window 40] [--set 'key = value' ...]
+(--set adds a config line to every node, e.g. --set 'failure_detector = "probe"'.)
 Prints figures; asserts nothing. Every daemon started here is stopped on exit.
 """
 import argparse
@@ -117,9 +118,9 @@ def poll(cond, seconds, what):
         time.sleep(0.2)
 
 
-def measure(build, n, items, settle, window):
+def measure(build, n, items, settle, window, extra=()):
     work = tempfile.mkdtemp(prefix="peerbloom-rest.")
-    c = Cluster(build, n, work)
+    c = Cluster(build, n, work, extra)
     try:
         c.start()
         poll(c.all_alive, 120, "membership of %d nodes did not converge" % n)
@@ -146,15 +147,17 @@ def main():
     ap.add_argument("--items", type=int, default=1000)
     ap.add_argument("--settle", type=float, default=25)
     ap.add_argument("--window", type=float, default=40)
+    ap.add_argument("--set", action="append", default=[], help="a config line for every node")
     a = ap.parse_args()
-    print("At rest: default gossip settings, CURVE on, %d URLs per node, nothing changing; "
+    print("At rest: %s, CURVE on, %d URLs per node, nothing changing; "
           "%g s measured after %g s settled. Per node and second (median / max over nodes):"
-          % (a.items, a.window, a.settle))
+          % ("settings " + "; ".join(a.set) if a.set else "default gossip settings", a.items,
+             a.window, a.settle))
     print("| N | frames/s | bytes/s | digests/s | deltas/s | full summaries/s | other frames/s |"
           " all alive |")
     print("|---:|---:|---:|---:|---:|---:|---:|---|")
     for n in [int(x) for x in a.nodes.split(",")]:
-        r, alive, _ = measure(a.build, n, a.items, a.settle, a.window)
+        r, alive, _ = measure(a.build, n, a.items, a.settle, a.window, a.set)
         other = [f - d - e - s for f, d, e, s in
                  zip(r["gossip_frames"], r["digests"], r["deltas"], r["full"])]
         med = statistics.median

@@ -135,6 +135,21 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Duration(n, key, 50, &p.c().failure_timeout_ms);
      }},
+    {"failure_detector", "string", "\"heartbeat\"", "how members are judged alive",
+     [](Parser& p, const N& n, std::string_view key) {
+       std::string name;
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
+       if (name != "heartbeat" && name != "probe") {
+         return p.Error(n, "'failure_detector' must be 'heartbeat' or 'probe', got '" + name + "'");
+       }
+       p.c().failure_detector =
+           name == "probe" ? FailureDetector::kProbe : FailureDetector::kHeartbeat;
+       return Status::Ok();
+     }},
+    {"suspicion_timeout", "duration", "\"0s\"", "probe detector: suspected to dead",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 0, &p.c().suspicion_timeout_ms);
+     }},
     {"anti_entropy_interval", "duration", "\"5s\"", "period of digest exchanges",
      [](Parser& p, const N& n, std::string_view key) {
        return p.Duration(n, key, 10, &p.c().anti_entropy_interval_ms);

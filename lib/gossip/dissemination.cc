@@ -15,6 +15,7 @@ Dissemination::Dissemination(const GossipOptions& options, const Membership& mem
                              GossipStats* stats, const OriginSigs* sigs)
     : node_id_(options.node_id),
       gossip_interval_ms_(options.gossip_interval_ms),
+      detector_flags_(options.wire_version >= 4),
       members_(members),
       self_(self),
       summaries_(summaries),
@@ -73,8 +74,8 @@ DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t n
   e.epoch = m.epoch;
   e.heartbeat = m.heartbeat;
   e.alive = members_.Alive(m, now_ms);
-  e.probes = m.probes;
-  e.suspect = m.suspect;
+  e.probes = m.probes && detector_flags_;
+  e.suspect = m.suspect && detector_flags_;
   // A stand-in is not announced: the entry's epoch is the member's, and peers must not take
   // the old epoch's version for one of the new.
   e.has_summary = with_summary && HoldsCurrent(m);
@@ -188,6 +189,9 @@ void Dissemination::RequestAnnounced(const DigestBody& digest, const Member& sen
     if (m == nullptr || !e.has_summary || e.epoch != m->epoch) continue;
     if (!HoldsCurrent(*m)) {
       WantFull(*m, &requests, now_ms);  // nothing to build on (a stand-in is not a base)
+      // Asked again (Repair) while it does not come: a lost request or answer costs two
+      // intervals, not an anti-entropy interval.
+      NoteAnnounced(*m, e, sender, now_ms);
     } else if (e.version > HeldVersion(m->id)) {
       NoteAnnounced(*m, e, sender, now_ms);  // its delta is probably on the way
     } else if (e.version == HeldVersion(m->id) && e.origin == sender.id &&

@@ -157,6 +157,7 @@ class Dissemination {
 
   const std::string node_id_;
   const int64_t gossip_interval_ms_;
+  const bool detector_flags_;  // entries may carry them (version 4)
   const Membership& members_;
   LocalNode* const self_;
   PeerSummaries* const summaries_;

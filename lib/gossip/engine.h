@@ -84,6 +84,7 @@ class GossipEngine::Impl {
 
   // receive.cc
   Status Dispatch(const WireFrame& frame, bool verified, int64_t now_ms);
+  Status AsOlderReader(WireFrame* frame) const;
   Status DecodeBody(const WireFrame& frame, Body* body);
   // bounds_check.cc: opt_.summary_bounds on a full summary's header, before decoding.
   Status CheckBounds(std::string_view summary_bytes);

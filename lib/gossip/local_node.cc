@@ -31,7 +31,7 @@ LocalNode::LocalNode(const GossipOptions& options)
       public_key_(options.public_key),
       key_scheme_(options.key_scheme),
       recent_delta_bytes_(options.recent_delta_bytes),
-      probes_(options.failure_detector == FailureDetector::kProbe),
+      probes_(options.failure_detector == FailureDetector::kProbe && options.wire_version >= 4),
       signer_(options.signer),
       cluster_tag_(options.cluster_tag) {
   own_.origin = node_id_;

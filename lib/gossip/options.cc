@@ -64,6 +64,11 @@ Status ValidateGossipOptions(const GossipOptions& o) {
     return Status::InvalidArgument("gossip option 'max_members' must be in [1, " +
                                    std::to_string(o.wire_limits.max_entries - 1) + "]");
   }
+  if (o.wire_version < 3 || o.wire_version > kWireVersion ||
+      (o.wire_version < 4 && o.failure_detector == FailureDetector::kProbe)) {
+    return Status::InvalidArgument("gossip option 'wire_version' must be 3 (heartbeats only) or " +
+                                   std::to_string(kWireVersion));
+  }
   if (o.require_signatures && o.signer == nullptr) {
     return Status::InvalidArgument("gossip option 'require_signatures' needs a signer");
   }

@@ -12,11 +12,13 @@ Outbox::Outbox(const GossipOptions& options, const LocalNode& self, GossipStats*
       endpoint_(options.endpoint),
       public_key_(options.public_key),
       max_pending_bytes_(options.max_pending_bytes_per_endpoint),
+      wire_version_(options.wire_version),
       self_(self),
       stats_(stats) {}
 
 WireHeader Outbox::Header(bool chosen, bool contact) const {
   WireHeader h;
+  h.version = wire_version_;
   if (chosen) h.flags |= kWireFlagNeighbour;
   h.cluster_tag = cluster_tag_;
   h.sender_id = node_id_;

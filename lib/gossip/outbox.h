@@ -80,6 +80,7 @@ class Outbox {
   const std::string endpoint_;
   const std::string public_key_;
   const size_t max_pending_bytes_;
+  const uint8_t wire_version_;
   const LocalNode& self_;
   GossipStats* const stats_;
 

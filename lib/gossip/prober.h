@@ -42,8 +42,6 @@ class Prober {
   bool OnProbe(const ProbeBody& probe, const Member& sender, int64_t now_ms);
   // Pings a member whose suspicion was heard of (at most once per interval per member).
   void Confirm(const Member& m, int64_t now_ms);
-  // Pings a member just picked as a neighbour: the ping's neighbour flag links it.
-  void Greet(const Member& m) { Ping(m, next_seq_++, m.suspect, true); }
 
  private:
   struct Probe {

@@ -14,6 +14,7 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
   stats_.bytes_in += payload.size();
   WireFrame frame;
   Status s = DecodeFrame(payload, opt_.wire_limits, &frame);
+  if (s.ok() && opt_.wire_version < 4) s = AsOlderReader(&frame);
   if (s.ok() && frame.header.cluster_tag != opt_.cluster_tag) {
     s = Status::InvalidArgument("frame of another cluster (tag '" +
                                 std::to_string(frame.header.cluster_tag) + "')");
@@ -32,6 +33,20 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
   Detect(now_ms);
   for (const std::string& endpoint : membership_.TakeMovedFrom()) outbox_.NoteDropped(endpoint);
   return s;
+}
+
+// What a reader of an older version (GossipOptions::wire_version, tests of mixed clusters)
+// does with a version 4 frame: probe frames and checksum digests are unknown to it, and the
+// entries' detector flags are skipped.
+Status GossipEngine::Impl::AsOlderReader(WireFrame* frame) const {
+  if (frame->header.type == WireType::kProbe) {
+    return Status::NotSupported("unknown message type '9'");
+  }
+  if ((frame->digest.flags & kDigestChecksum) != 0) {
+    return Status::Corruption("unknown digest flags '" + std::to_string(frame->digest.flags) + "'");
+  }
+  for (DigestEntry& e : frame->digest.entries) e.probes = e.suspect = false;
+  return Status::Ok();
 }
 
 Status GossipEngine::Impl::Dispatch(const WireFrame& frame, bool verified, int64_t now_ms) {

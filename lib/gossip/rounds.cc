@@ -107,12 +107,11 @@ void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
     SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
   }
   const Membership::NeighbourChange change = membership_.RefreshNeighbours(now_ms);
-  if (membership_.probe_mode() && change.shuffled) {
-    // With probes, a member picked at a shuffle is told by a ping that it is linked: this
-    // node's view is kept in sync by the anti-entropy exchanges, so a full exchange per new
-    // pick would cost as much as the heartbeats it replaces.
-    for (const Member* m : change.joined) prober_.Greet(*m);
-  } else {
+  // With probes, a member picked at a shuffle learns that it is linked from the next frame
+  // on the link (a probe within one turn over the links, or a delta), both with the
+  // neighbour flag: this node's view is kept in sync by the anti-entropy exchanges, and a
+  // complete exchange per new pick would cost as much as the heartbeats it replaces.
+  if (!membership_.probe_mode() || !change.shuffled) {
     for (const Member* m : change.joined) SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
   }
   for (const Member* m : change.unlinked) {

@@ -19,9 +19,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tests/support/sim_cluster.h"
@@ -43,6 +45,7 @@ struct LargeSimOptions {
   int64_t add_every_ms = 1000;
   int64_t settle_limit_s = 120;
   int samples_per_node = 5;  // keys checked per live node at the end
+  FailureDetector detector = FailureDetector::kHeartbeat;
 };
 
 struct Distribution {
@@ -65,6 +68,9 @@ struct LargeSimResult {
   int adds = 0, adds_converged = 0;
   bool settled = false;
   size_t checks = 0, false_negatives = 0;
+  // (observer, node) pairs where a node up through the window was held dead, sampled every
+  // 5 s of the window.
+  size_t false_deaths = 0;
   double wall_s = 0;
 };
 
@@ -82,7 +88,7 @@ inline Distribution Summarize(std::vector<double> v) {
 
 class LargeSim {
  public:
-  explicit LargeSim(LargeSimOptions o) : o_(o), c_(Net(o)), rng_(o.net_seed * 7919 + 1) {}
+  explicit LargeSim(LargeSimOptions o) : o_(o), c_(Net(o), Base(o)), rng_(o.net_seed * 7919 + 1) {}
 
   LargeSimResult Run() {
     LargeSimResult r;
@@ -155,6 +161,8 @@ class LargeSim {
     int64_t next_second = start;
     int churn_kind = 0;
     bool window_open = false;
+    int64_t next_death_sample = window_start + 5000;
+    std::set<std::pair<int, int>> false_deaths;
     while (c_.now() < end || !trials_.empty()) {
       const int64_t now = c_.now();
       if (!window_open && now >= window_start) {
@@ -177,8 +185,13 @@ class LargeSim {
       }
       c_.RunFor(10);
       CheckTrials(interval, r);
+      if (window_open && now <= end && now >= next_death_sample) {
+        SampleDeaths(*w, &false_deaths);
+        next_death_sample += 5000;
+      }
       if (c_.now() > end + 60 * interval) break;  // trials that never converge
     }
+    r->false_deaths = false_deaths.size();
     r->adds_converged = r->adds - static_cast<int>(trials_.size());
     std::sort(r->add_intervals.begin(), r->add_intervals.end());
   }
@@ -210,6 +223,29 @@ class LargeSim {
       r->seed_over_median = r->seed_bytes_per_s.max / r->bytes_per_s.median;
     }
   }
+  static GossipOptions Base(const LargeSimOptions& o) {
+    GossipOptions g = SimCluster::DefaultOptions();
+    g.failure_detector = o.detector;
+    return g;
+  }
+
+  // Pairs (observer, node) where a node up through the window is held dead.
+  void SampleDeaths(const WindowStart& w, std::set<std::pair<int, int>>* seen) {
+    std::map<std::string, int> index;
+    for (size_t i = 0; i < c_.size(); ++i)
+      index[c_.node(static_cast<int>(i)).spec.id] = static_cast<int>(i);
+    for (size_t a = 0; a < c_.size(); ++a) {
+      const int at = static_cast<int>(a);
+      if (!c_.node(at).up || w.down.count(at) != 0) continue;
+      for (const PeerInfo& p : c_.engine(at).Peers(c_.now())) {
+        if (p.alive) continue;
+        auto it = index.find(p.node_id);
+        if (it == index.end() || !c_.node(it->second).up || w.down.count(it->second) != 0) continue;
+        seen->emplace(at, it->second);
+      }
+    }
+  }
+
   static NetOptions Net(const LargeSimOptions& o) {
     NetOptions n;
     n.seed = o.net_seed;

@@ -18,12 +18,13 @@ uint64_t Alive(const Context& c) {
 constexpr char kMembers[] = "peerbloom_gossip_members";
 constexpr char kUpdates[] = "peerbloom_gossip_updates_total";
 constexpr char kRepairs[] = "peerbloom_gossip_repairs_total";
+constexpr char kProbe[] = "peerbloom_gossip_probe_events_total";
 constexpr char kUntrusted[] = "peerbloom_gossip_untrusted_total";
 constexpr Label kIn{"direction", "in"};
 constexpr Label kOut{"direction", "out"};
 
 // The gossip engine: membership, traffic, repairs and refusals.
-constexpr std::array<Stat<Context>, 37> kGossip = {{
+constexpr std::array<Stat<Context>, 42> kGossip = {{
     {"members_known", "members known", kGauge, kStatsOnly,
      [](const Context& c) -> Json { return c.peers.size(); }},
     {"members_alive", "members alive", kGauge, Metric(kMembers, {"state", "alive"}),
@@ -71,6 +72,20 @@ constexpr std::array<Stat<Context>, 37> kGossip = {{
     {"members_revoked", "members dropped when authorized_keys lost them", kCounter,
      Metric("peerbloom_gossip_members_revoked_total"),
      [](const Context& c) -> Json { return G(c).members_revoked; }},
+    {"probes", "pings sent by the probe failure detector", kCounter,
+     Metric(kProbe, {"kind", "ping"}), [](const Context& c) -> Json { return G(c).probes; }},
+    {"probes_indirect", "ping-reqs sent: a probe went unanswered", kCounter,
+     Metric(kProbe, {"kind", "ping_req"}),
+     [](const Context& c) -> Json { return G(c).probes_indirect; }},
+    {"suspicions", "members this node suspected (no ack, direct or relayed)", kCounter,
+     Metric(kProbe, {"kind", "suspicion"}),
+     [](const Context& c) -> Json { return G(c).suspicions; }},
+    {"refutations", "suspicions of this node it refuted with a newer heartbeat", kCounter,
+     Metric(kProbe, {"kind", "refutation"}),
+     [](const Context& c) -> Json { return G(c).refutations; }},
+    {"declared_dead", "suspicions that ran out here: the member is dead", kCounter,
+     Metric(kProbe, {"kind", "declared_dead"}),
+     [](const Context& c) -> Json { return G(c).declared_dead; }},
     {"requests_in", "summary requests received", kCounter, Metric(kRepairs, {"kind", "request_in"}),
      [](const Context& c) -> Json { return G(c).requests_in; }},
     {nullptr, "links told to stop pushing deltas (a duplicate came through)", kCounter,
@@ -174,8 +189,11 @@ constexpr std::array<Stat<Context>, 20> kTransport = {{
      [](const Context& c) -> Json { return T(c).send_unlisted; }},
 }};
 
-constexpr std::array<Family, 7> kFamilies = {{
+constexpr std::array<Family, 8> kFamilies = {{
     {kMembers, "members known, alive and dead"},
+    {kProbe,
+     "the probe failure detector: pings and ping-reqs sent, members suspected, suspicions of "
+     "this node refuted, members declared dead when a suspicion ran out"},
     {kUpdates, "summaries exchanged: full ones (joins and resyncs) against deltas"},
     {kRepairs, "dissemination repairs: links pruned and grafted, deltas re-sent, requests served"},
     {kSignatureRefusals,

@@ -153,6 +153,11 @@ struct GossipOptions {
   // Default: 0, meaning failure_timeout_ms / 2. kProbe: a suspected member that does not
   // refute the suspicion within this is dead.
   int64_t suspicion_timeout_ms = 0;
+  // Default: kWireVersion. For tests of mixed clusters only: 3 makes the engine act as the
+  // previous release (heartbeat detector) does on the wire: it writes version 3 frames,
+  // refuses probe frames and checksum digests as unknown, and ignores the entries' detector
+  // flags, as a version 3 reader skips them.
+  uint8_t wire_version = kWireVersion;
 };
 
 // InvalidArgument naming the first bad field of `options`, Ok otherwise. The GossipEngine

@@ -20,7 +20,6 @@ using sim::NetOptions;
 using sim::NodeSpec;
 using sim::SimCluster;
 
-constexpr int64_t kInterval = 1000;  // DefaultOptions: gossip interval
 constexpr int64_t kTimeout = 10000;  // DefaultOptions: failure timeout
 
 GossipOptions ProbeOptions() {
@@ -262,6 +261,56 @@ TEST(ProbeDetector, NodesOfBothDetectorsKeepEachOtherAliveAndSeeEachOtherDie) {
         killed_at + 2 * kTimeout));
   }
   EXPECT_EQ(RunCountingFalseDeaths(&c, c.now() + 30000, live), 0u);
+}
+
+// A rolling upgrade from the previous release: nodes that act on the wire as version 3 does
+// (heartbeats only, probe frames and checksum digests unknown), upgraded one by one to version
+// 4 with probes by a restart in a new epoch. No node is ever held dead, no key held by a node
+// goes missing from another's who-has once the cluster has converged, and when the last old
+// node is gone the probing nodes stop beating.
+TEST(ProbeDetector, ARollingUpgradeFromVersion3HoldsNoFalseDeathAndNoMiss) {
+  std::vector<bool> upgraded(8, false);
+  SimCluster c;
+  c.SetBootHook([&](GossipOptions* o) {
+    const int index = o->node_id.back() - '0';
+    if (upgraded[index]) {
+      o->failure_detector = FailureDetector::kProbe;
+    } else {
+      o->wire_version = 3;
+    }
+  });
+  const int n = 8;
+  AddRing(&c, n);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, 60000, 100));
+  std::vector<bool> live(n, true);
+  size_t false_deaths = RunCountingFalseDeaths(&c, c.now() + 30000, live);
+  uint64_t epoch = 2;
+  for (int i = 0; i < n; ++i) {
+    SCOPED_TRACE(i);
+    upgraded[i] = true;
+    c.RestartFrom(i, epoch++, c.Snapshot(i));
+    // The restarted node's summary reaches every node, and nothing is missing anywhere.
+    ASSERT_TRUE(
+        c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, c.now() + 30000));
+    EXPECT_EQ(c.FalseNegatives(), 0u);
+    false_deaths += RunCountingFalseDeaths(&c, c.now() + 20000, live);
+  }
+  EXPECT_EQ(false_deaths, 0u);
+  // All probe now: heartbeats stop advancing (each node's heartbeat as others hold it).
+  c.RunFor(10000);
+  std::vector<uint64_t> beats;
+  for (int i = 0; i < n; ++i) {
+    for (const PeerInfo& p : c.engine(i).Peers(c.now())) beats.push_back(p.heartbeat);
+  }
+  c.RunFor(30000);
+  std::vector<uint64_t> later;
+  for (int i = 0; i < n; ++i) {
+    for (const PeerInfo& p : c.engine(i).Peers(c.now())) later.push_back(p.heartbeat);
+  }
+  EXPECT_EQ(beats, later);
+  uint64_t probes = 0;
+  for (int i = 0; i < n; ++i) probes += c.engine(i).stats().probes;
+  EXPECT_GT(probes, 0u);
 }
 
 }  // namespace
