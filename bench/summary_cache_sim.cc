@@ -5,6 +5,7 @@
 // Usage:
 //   summary_cache_sim [--nodes=4,8,16,32,64] [--cache-objects=20000] [--fpr=0.01]
 //                     [--interval-ms=1000] [--warmup=0.1] [--seed=1]
+//                     [--detector=probe|heartbeat]
 //                     [--requests=1000000] [--objects=1000000] [--local-objects=100000]
 //                     [--alpha=0.8] [--local-share=0.3] [--rate=50]
 //                     [--access-log=FILE [--site-of=subnet|client] [--speed=F]]
@@ -96,6 +97,13 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->sim.target_fpr = std::atof(v.c_str());
     } else if (Take(a, "--interval-ms", &v)) {
       f->sim.gossip_interval_ms = std::atoll(v.c_str());
+    } else if (Take(a, "--publish-delay-ms", &v)) {
+      f->sim.publish_delay_ms = std::atoll(v.c_str());
+    } else if (Take(a, "--publish-threshold", &v)) {
+      f->sim.publish_threshold = std::atof(v.c_str());
+    } else if (Take(a, "--detector", &v)) {
+      if (v != "probe" && v != "heartbeat") return false;
+      f->sim.detector = v == "probe" ? FailureDetector::kProbe : FailureDetector::kHeartbeat;
     } else if (Take(a, "--warmup", &v)) {
       f->sim.warmup = std::atof(v.c_str());
     } else if (Take(a, "--seed", &v)) {

@@ -23,6 +23,7 @@ if [[ -n $quick ]]; then
   run "$build/bench/who_has_bench" 100000 65536
   run "$build/bench/gossip_sim_bench" 100000 2000 200
   run "$build/bench/swim_sim_bench" 16,100
+  run "$build/bench/rest_sim_bench" 4,16,100
   run "$build/bench/relay_sim_bench" 1000 12
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build" 100000
@@ -34,6 +35,7 @@ else
   run "$build/bench/who_has_bench"
   run "$build/bench/gossip_sim_bench"
   run "$build/bench/swim_sim_bench"
+  run "$build/bench/rest_sim_bench"
   run "$build/bench/relay_sim_bench"
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build"

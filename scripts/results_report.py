@@ -294,8 +294,10 @@ def rates_sentence(sweep):
                                       "%.2g" % c, n))
     text = ("\nOver request rates from 0.01 to 1,000 per second per proxy ([rate sweep]"
             "(docs/results/summary-cache.md#rate-sweep)), peerbloom sends fewer messages than ICP "
-            "above about %s requests/s per proxy, and more below: its steady cost of membership "
-            "and anti-entropy is paid every second whatever the traffic, while ICP pays per miss."
+            "above about %s requests/s per proxy, and more below: there a cache that changes sends "
+            "a delta to every node for every request or two, and each node sends about two probe "
+            "frames a second whatever the traffic (membership and versions ride on them), while "
+            "ICP pays only per miss."
             % ", ".join(parts))
     r30, r1 = at(sweep, 16, 30), at(sweep, 16, 1)
     if r30 and r1:
@@ -366,7 +368,8 @@ def main():
               "10^5 requests of warm-up, then as many of the stream's next requests as fill 120 "
               "simulated seconds at that rate, at least 1,000 and at most 400,000 (so rows of "
               "different rates count different numbers of requests, and their hit ratios differ "
-              "a little). The simulated engines use power-of-two summary sizes.\n" % zipf_flags)
+              "a little). The simulated engines use power-of-two summary sizes and the daemon's "
+              "default failure detector (probes, docs/gossip.md).\n" % zipf_flags)
     md.append(crossovers(sweep))
     md.append("")
     md.append(sweep_table(sweep))

@@ -42,10 +42,13 @@ struct SimOptions {
   // timer; the failure timeout and anti-entropy interval scale with it (see Gossip below).
   int64_t gossip_interval_ms = 1000;
   double publish_threshold = 0.05;  // Default: the daemon's 0.05.
+  int64_t publish_delay_ms = 0;     // Default: the daemon's, half the gossip interval.
   int64_t latency_ms = 2;           // Default: 2 ms one way between daemons.
   double warmup = 0.1;         // Default: 0.1. Share of the stream served before counting starts.
   size_t warmup_requests = 0;  // Default: 0, use `warmup`; else requests before counting.
   uint64_t seed = 1;
+  // Default: the daemon's, probes (docs/gossip.md, "Probe failure detection").
+  FailureDetector detector = FailureDetector::kProbe;
 };
 
 // ICP sizes (RFC 2186): a 20-byte header, then the URL with its NUL; a query also carries
@@ -101,7 +104,8 @@ class SummaryCacheSim {
       s.target_fpr = o_.target_fpr;
       cluster_.AddNode(s);
       caches_.emplace_back(o_.cache_objects);
-      policies_.emplace_back(PublishPolicyOptions{o_.publish_threshold, o_.gossip_interval_ms});
+      policies_.emplace_back(
+          PublishPolicyOptions{o_.publish_threshold, o_.gossip_interval_ms, o_.publish_delay_ms});
       policies_.back().Published(0);  // AddNode published the empty summary
     }
     result_.k = g.k;
@@ -169,6 +173,7 @@ class SummaryCacheSim {
   static GossipOptions Gossip(const SimOptions& o) {
     GossipOptions g = SimCluster::DefaultOptions();
     g.gossip_interval_ms = o.gossip_interval_ms;
+    g.failure_detector = o.detector;
     g.failure_timeout_ms = std::max<int64_t>(g.failure_timeout_ms, 10 * o.gossip_interval_ms);
     g.anti_entropy_interval_ms =
         std::max<int64_t>(g.anti_entropy_interval_ms, 5 * o.gossip_interval_ms);

@@ -92,7 +92,7 @@ struct Config {
   // Default: 10000.
   int64_t failure_timeout_ms = 10000;
   // How members are judged alive (docs/gossip.md, "Probe failure detection").
-  FailureDetector failure_detector = FailureDetector::kHeartbeat;
+  FailureDetector failure_detector = FailureDetector::kProbe;
   // 0: failure_timeout_ms / 2. The probe detector's suspicion timeout.
   int64_t suspicion_timeout_ms = 0;
   // Default: 5000.
@@ -102,6 +102,9 @@ struct Config {
   // Default: 0.05. Publish at once when pending positions exceed this fraction of the
   // summary's bits instead of waiting for the gossip interval.
   double publish_threshold = 0.05;
+  // 0: half of gossip_interval_ms. A pending change is published at most this long after the
+  // last publication.
+  int64_t publish_max_delay_ms = 0;
 
   // Required. Snapshots, the default control socket and key files live here.
   std::string data_dir;

@@ -135,7 +135,7 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.Duration(n, key, 50, &p.c().failure_timeout_ms);
      }},
-    {"failure_detector", "string", "\"heartbeat\"", "how members are judged alive",
+    {"failure_detector", "string", "\"probe\"", "how members are judged alive",
      [](Parser& p, const N& n, std::string_view key) {
        std::string name;
        PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &name));
@@ -157,6 +157,10 @@ constexpr KeySpec kKeys[] = {
     {"fanout", "integer", "4", "live members linked to besides the seeds",
      [](Parser& p, const N& n, std::string_view key) {
        return p.IntTo(n, key, 1, 64, &p.c().fanout);
+     }},
+    {"publish_max_delay", "duration", "\"0s\"", "longest wait of a change for publication",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 0, &p.c().publish_max_delay_ms);
      }},
     {"publish_threshold", "float", "0.05", "pending fraction that publishes at once",
      [](Parser& p, const N& n, std::string_view key) {

@@ -166,7 +166,8 @@ void StoreService::StartPublishing(GossipEngine* engine, FeedPositions positions
                                    int64_t now) {
   engine_ = engine;
   feed_positions_ = std::move(positions);
-  publish_policy_ = PublishPolicy({config_.publish_threshold, config_.gossip_interval_ms});
+  publish_policy_ = PublishPolicy(
+      {config_.publish_threshold, config_.gossip_interval_ms, config_.publish_max_delay_ms});
   store_->StartSummaries(epoch);
   Publish(now);
   next_snapshot_ms_ = now + config_.snapshot_interval_ms;

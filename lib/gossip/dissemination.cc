@@ -16,6 +16,7 @@ Dissemination::Dissemination(const GossipOptions& options, const Membership& mem
     : node_id_(options.node_id),
       gossip_interval_ms_(options.gossip_interval_ms),
       detector_flags_(options.wire_version >= 4),
+      piggyback_versions_(options.failure_detector == FailureDetector::kProbe),
       members_(members),
       self_(self),
       summaries_(summaries),

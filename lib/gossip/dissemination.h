@@ -49,6 +49,8 @@ struct OriginState {
 
 class Dissemination {
  public:
+  // How many probe frames carry each version taken (the probe detector).
+  static constexpr int kPiggybackSends = 3;
   // Uses node_id, gossip_interval_ms of `options`. Everything else must outlive it.
   // `sigs` supplies the epoch certificates digests carry.
   Dissemination(const GossipOptions& options, const Membership& members, LocalNode* self,
@@ -109,11 +111,19 @@ class Dissemination {
   // The versions taken since the last announcement, on the same links: between rounds, every
   // announce_interval, so that a node whose copy of a delta was lost hears of it promptly.
   void SendAnnouncements(int64_t now_ms);
-  bool AnnouncementsPending() const { return self_advanced_ || !advanced_.empty(); }
+  bool AnnouncementsPending() const {
+    return self_advanced_ || !advanced_.empty() || self_event_ || !events_.empty();
+  }
   // The probe detector: a member's suspicion (or this node's refutation) goes out with the
-  // next announcements, like a version taken.
-  void AnnounceMember(const std::string& id) { advanced_.insert(id); }
-  void AnnounceSelf() { self_advanced_ = true; }
+  // next announcements, on every link.
+  void AnnounceMember(const std::string& id) { events_.insert(id); }
+  void AnnounceSelf() { self_event_ = true; }
+  // The probe detector: versions taken ride on probes instead of digests on every link. Up to
+  // `max` of them for the next probe frame, each sent kPiggybackSends times.
+  std::vector<VersionAnnouncement> TakePiggyback(size_t max);
+  // A probe's versions: those not held are awaited and repaired like a digest's.
+  void OnPiggyback(const std::vector<VersionAnnouncement>& versions, const Member& sender,
+                   int64_t now_ms);
   // Prunes noted while handling frames, one frame per link.
   void SendPrunes();
   // A restarted member that fell silent before its new summary came: its stand-in goes.
@@ -157,7 +167,8 @@ class Dissemination {
 
   const std::string node_id_;
   const int64_t gossip_interval_ms_;
-  const bool detector_flags_;  // entries may carry them (version 4)
+  const bool detector_flags_;      // entries may carry them (version 4)
+  const bool piggyback_versions_;  // the probe detector: versions ride on probes
   const Membership& members_;
   LocalNode* const self_;
   PeerSummaries* const summaries_;
@@ -171,6 +182,16 @@ class Dissemination {
   // within about an interval instead of waiting for the origin's next heartbeat.
   StringSet advanced_;
   bool self_advanced_ = false;
+  // The probe detector: membership news (suspicions, refutations) flooded on every link, and
+  // versions to ride on probes (one per origin, the latest; `sends` left).
+  StringSet events_;
+  bool self_event_ = false;
+  struct Piggyback {
+    VersionAnnouncement version;
+    int sends = 0;
+  };
+  std::vector<Piggyback> piggyback_;
+  void QueuePiggyback(VersionAnnouncement v);
   // Members whose epoch changed lately: their entries carry the epoch certificate for this
   // many more heartbeat digests (complete digests always carry it).
   StringMap<int> cert_rounds_;

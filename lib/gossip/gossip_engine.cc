@@ -18,7 +18,7 @@ GossipEngine::Impl::Impl(GossipOptions options)
       summaries_(opt_),
       membership_(opt_, &stats_, [this](const std::string& id) { dissemination_.OnNewEpoch(id); }),
       dissemination_(opt_, membership_, &local_, &summaries_, &outbox_, &stats_, &sigs_),
-      prober_(opt_, &membership_, &outbox_, &stats_),
+      prober_(opt_, &membership_, &dissemination_, &outbox_, &stats_),
       imports_(opt_, membership_, &summaries_, &outbox_, &stats_, &sigs_) {
   SetSeeds(opt_.seeds, 0);
   membership_.SetListed(opt_.listed);

@@ -13,6 +13,7 @@ Outbox::Outbox(const GossipOptions& options, const LocalNode& self, GossipStats*
       public_key_(options.public_key),
       max_pending_bytes_(options.max_pending_bytes_per_endpoint),
       wire_version_(options.wire_version),
+      probes_(options.failure_detector == FailureDetector::kProbe),
       self_(self),
       stats_(stats) {}
 
@@ -20,6 +21,7 @@ WireHeader Outbox::Header(bool chosen, bool contact) const {
   WireHeader h;
   h.version = wire_version_;
   if (chosen) h.flags |= kWireFlagNeighbour;
+  if (probes_) h.flags |= kWireFlagProbes;
   h.cluster_tag = cluster_tag_;
   h.sender_id = node_id_;
   h.sender_epoch = self_.epoch();

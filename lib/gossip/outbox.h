@@ -81,6 +81,7 @@ class Outbox {
   const std::string public_key_;
   const size_t max_pending_bytes_;
   const uint8_t wire_version_;
+  const bool probes_;  // every header says the node runs the probe detector
   const LocalNode& self_;
   GossipStats* const stats_;
 

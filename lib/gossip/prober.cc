@@ -7,11 +7,12 @@
 
 namespace peerbloom {
 
-Prober::Prober(const GossipOptions& options, Membership* members, Outbox* outbox,
-               GossipStats* stats)
+Prober::Prober(const GossipOptions& options, Membership* members, Dissemination* versions,
+               Outbox* outbox, GossipStats* stats)
     : interval_ms_(options.gossip_interval_ms),
       indirect_(options.indirect_probes),
       members_(members),
+      versions_(versions),
       outbox_(outbox),
       stats_(stats) {
   const uint64_t id_mix =
@@ -75,7 +76,7 @@ void Prober::Start(int64_t now_ms) {
   probe_.seq = next_seq_++;
   probe_.indirect_at_ms = now_ms + interval_ms_ / 2;
   probe_.ends_at_ms = now_ms + interval_ms_;
-  Ping(*target, probe_.seq, target->suspect, false);
+  Ping(*target, probe_.seq, target->suspect, true);
 }
 
 void Prober::Escalate(int64_t now_ms) {
@@ -89,7 +90,7 @@ void Prober::Escalate(int64_t now_ms) {
   if (helpers.size() > indirect_) helpers.resize(indirect_);
   for (const Member* h : helpers) {
     ++stats_->probes_indirect;
-    Send(*h, ProbeBody{ProbeKind::kPingReq, probe_.seq, probe_.target, 0});
+    Send(*h, ProbeBody{ProbeKind::kPingReq, probe_.seq, probe_.target, 0, {}});
   }
 }
 
@@ -113,7 +114,7 @@ void Prober::Confirm(const Member& m, int64_t now_ms) {
 bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
   switch (p.kind) {
     case ProbeKind::kPing:
-      Send(sender, ProbeBody{ProbeKind::kAck, p.seq, "", 0});
+      Send(sender, ProbeBody{ProbeKind::kAck, p.seq, "", 0, {}});
       return (p.flags & kProbeSuspected) != 0;
     case ProbeKind::kPingReq: {
       const Member* target = members_->Find(p.target);
@@ -135,7 +136,7 @@ bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
   auto it = relayed_.find(p.seq);
   if (it != relayed_.end() && it->second.target == sender.id) {
     if (const Member* requester = members_->Find(it->second.requester)) {
-      Send(*requester, ProbeBody{ProbeKind::kAck, it->second.requester_seq, sender.id, 0});
+      Send(*requester, ProbeBody{ProbeKind::kAck, it->second.requester_seq, sender.id, 0, {}});
     }
     relayed_.erase(it);
   }
@@ -144,11 +145,13 @@ bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
 
 void Prober::Ping(const Member& to, uint64_t seq, bool suspected, bool contact) {
   ++stats_->probes;
-  Send(to, ProbeBody{ProbeKind::kPing, seq, "", suspected ? kProbeSuspected : uint8_t{0}}, contact);
+  Send(to, ProbeBody{ProbeKind::kPing, seq, "", suspected ? kProbeSuspected : uint8_t{0}, {}},
+       contact);
 }
 
-void Prober::Send(const Member& to, const ProbeBody& body, bool contact) {
+void Prober::Send(const Member& to, ProbeBody body, bool contact) {
   if (to.endpoint.empty()) return;
+  body.versions = versions_->TakePiggyback(kVersionsPerProbe);
   outbox_->SendProbe(to.endpoint, to.public_key, members_->Chosen(to), body, contact);
 }
 

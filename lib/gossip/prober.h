@@ -9,6 +9,9 @@
 // member whose suspicion it heard of (a confirmation: the ping tells the member it is
 // suspected, so it refutes at once).
 //
+// Every probe frame also carries the versions of summaries this node took lately
+// (Dissemination::TakePiggyback), so announcing a version costs no frame of its own.
+//
 // A relayed ack only keeps this node from raising a suspicion; it never clears one, since the
 // relay's word is not the member's. Only the member's own frames and newer heartbeats do.
 #ifndef PEERBLOOM_LIB_GOSSIP_PROBER_H_
@@ -20,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "lib/gossip/dissemination.h"
 #include "lib/gossip/membership.h"
 #include "lib/gossip/outbox.h"
 #include "peerbloom/gossip.h"
@@ -31,7 +35,9 @@ class Prober {
  public:
   // Uses node_id, gossip_interval_ms, indirect_probes and rng_seed of `options`. The rest must
   // outlive it.
-  Prober(const GossipOptions& options, Membership* members, Outbox* outbox, GossipStats* stats);
+  // `versions`: the versions taken lately, which ride on every probe frame sent.
+  Prober(const GossipOptions& options, Membership* members, Dissemination* versions, Outbox* outbox,
+         GossipStats* stats);
   Prober(const Prober&) = delete;
   Prober& operator=(const Prober&) = delete;
 
@@ -64,13 +70,17 @@ class Prober {
   void End(int64_t now_ms);
   // The next linked member that probes, in a shuffled turn.
   const Member* NextTarget(int64_t now_ms);
-  // `contact`: the frame carries this node's endpoint and key (the member may not know them).
+  // `contact`: the frame carries this node's endpoint and key (the member may not know them:
+  // every ping does, so that a member that learned of this node from a relayed entry without
+  // its contact, or forgot it, can answer).
   void Ping(const Member& to, uint64_t seq, bool suspected, bool contact);
-  void Send(const Member& to, const ProbeBody& body, bool contact = false);
+  void Send(const Member& to, ProbeBody body, bool contact = false);
+  static constexpr size_t kVersionsPerProbe = 256;
 
   const int64_t interval_ms_;
   const unsigned indirect_;
   Membership* const members_;
+  Dissemination* const versions_;
   Outbox* const outbox_;
   GossipStats* const stats_;
   std::mt19937_64 rng_;

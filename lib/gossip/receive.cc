@@ -46,6 +46,7 @@ Status GossipEngine::Impl::AsOlderReader(WireFrame* frame) const {
     return Status::Corruption("unknown digest flags '" + std::to_string(frame->digest.flags) + "'");
   }
   for (DigestEntry& e : frame->digest.entries) e.probes = e.suspect = false;
+  frame->header.flags &= ~kWireFlagProbes;
   return Status::Ok();
 }
 
@@ -73,6 +74,8 @@ Status GossipEngine::Impl::Dispatch(const WireFrame& frame, bool verified, int64
     }
     return Status::Ok();
   }
+  // Whether it probes is its own word, in every frame of version 4 (older ones do not).
+  membership_.NoteProbes(sender->id, (frame.header.flags & kWireFlagProbes) != 0);
   Deliver(frame, &body, *sender, verified, now_ms);
   return Status::Ok();
 }
@@ -138,11 +141,10 @@ void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Membe
   }
 }
 
-// Every version 4 node answers probes, whichever detector it runs; a ping or ping-req says
-// its sender probes.
+// Every version 4 node answers probes, whichever detector it runs.
 void GossipEngine::Impl::OnProbe(const WireFrame& frame, const Member& sender, int64_t now_ms) {
-  if (frame.probe.kind != ProbeKind::kAck) membership_.NoteProbes(sender.id, true);
   if (prober_.OnProbe(frame.probe, sender, now_ms) && membership_.probe_mode()) refute_due_ = true;
+  dissemination_.OnPiggyback(frame.probe.versions, sender, now_ms);
 }
 
 // A flag that a member probes is taken from anyone (it only changes how the member is

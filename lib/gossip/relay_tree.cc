@@ -175,16 +175,83 @@ void Dissemination::SendAnnouncements(int64_t now_ms) {
 }
 
 void Dissemination::TakeAnnouncements(DigestBody* body, int64_t now_ms) {
-  if (std::exchange(self_advanced_, false)) body->entries.push_back(self_->Entry());
-  for (auto it = advanced_.begin(); it != advanced_.end();) {
-    const Member* m = members_.Find(*it);
-    if (m != nullptr && !Provable(*m)) {
-      ++it;  // announced once its epoch can be proven
-      continue;
+  const bool self_event = std::exchange(self_event_, false);
+  if (piggyback_versions_) {
+    // Versions ride on probes; only membership news goes on every link.
+    if (std::exchange(self_advanced_, false) && self_->has_summary() && !self_->full_pending()) {
+      const DigestEntry e = self_->Entry();
+      QueuePiggyback({e.origin, e.epoch, e.version, e.filter_digest});
     }
-    if (m != nullptr) body->entries.push_back(EntryOf(*m, false, now_ms));
-    it = advanced_.erase(it);
+    for (const std::string& id : advanced_) {
+      const Member* m = members_.Find(id);
+      if (m != nullptr && HoldsCurrent(*m)) {
+        QueuePiggyback({id, m->epoch, HeldVersion(id), summaries_->digest(id)});
+      }
+    }
+    advanced_.clear();
+  } else if (std::exchange(self_advanced_, false) && !self_event) {
+    body->entries.push_back(self_->Entry());
   }
+  if (self_event) body->entries.push_back(self_->Entry());
+  for (StringSet* set : {&advanced_, &events_}) {
+    for (auto it = set->begin(); it != set->end();) {
+      const Member* m = members_.Find(*it);
+      if (m != nullptr && !Provable(*m)) {
+        ++it;  // announced once its epoch can be proven
+        continue;
+      }
+      const bool listed = std::any_of(body->entries.begin(), body->entries.end(),
+                                      [&](const DigestEntry& e) { return e.origin == *it; });
+      if (m != nullptr && !listed) body->entries.push_back(EntryOf(*m, false, now_ms));
+      it = set->erase(it);
+    }
+  }
+}
+
+// Each origin once in the queue, at its latest version.
+void Dissemination::QueuePiggyback(VersionAnnouncement v) {
+  for (Piggyback& p : piggyback_) {
+    if (p.version.origin == v.origin) {
+      p.version = std::move(v);
+      p.sends = kPiggybackSends;
+      return;
+    }
+  }
+  piggyback_.push_back(Piggyback{std::move(v), kPiggybackSends});
+}
+
+std::vector<VersionAnnouncement> Dissemination::TakePiggyback(size_t max) {
+  std::vector<VersionAnnouncement> out;
+  for (size_t i = 0; i < piggyback_.size() && out.size() < max; ++i) {
+    out.push_back(piggyback_[i].version);
+    --piggyback_[i].sends;
+  }
+  // The ones sent go to the back, so the next frame carries the others first.
+  std::vector<Piggyback> next;
+  next.reserve(piggyback_.size());
+  for (size_t i = out.size(); i < piggyback_.size(); ++i) next.push_back(piggyback_[i]);
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (piggyback_[i].sends > 0) next.push_back(piggyback_[i]);
+  }
+  piggyback_ = std::move(next);
+  return out;
+}
+
+void Dissemination::OnPiggyback(const std::vector<VersionAnnouncement>& versions,
+                                const Member& sender, int64_t now_ms) {
+  if (versions.empty()) return;
+  DigestBody body;
+  for (const VersionAnnouncement& v : versions) {
+    if (v.origin == node_id_) continue;
+    DigestEntry e;
+    e.origin = v.origin;
+    e.epoch = v.epoch;
+    e.has_summary = true;
+    e.version = v.version;
+    e.filter_digest = v.filter_digest;
+    body.entries.push_back(std::move(e));
+  }
+  RequestAnnounced(body, sender, now_ms);
 }
 
 void Dissemination::SendToLinks(const DigestBody& body, int64_t now_ms) {

@@ -15,7 +15,9 @@ PublishAction PublishPolicy::Decide(uint64_t pending, uint64_t summary_bits,
 }
 
 void PublishPolicy::Published(int64_t now_ms) noexcept {
-  next_publish_ms_ = now_ms + std::max<int64_t>(1, options_.gossip_interval_ms / 2);
+  const int64_t delay =
+      options_.max_delay_ms > 0 ? options_.max_delay_ms : options_.gossip_interval_ms / 2;
+  next_publish_ms_ = now_ms + std::max<int64_t>(1, delay);
 }
 
 }  // namespace peerbloom

@@ -39,7 +39,7 @@ Status ValidateHeader(const WireHeader& h) {
   if (contact ? !IsValidPublicKey(h.sender_public_key) : !h.sender_public_key.empty()) {
     return Status::InvalidArgument("invalid sender public key");
   }
-  if ((h.flags & ~kWireKnownFlags) != 0) {
+  if ((h.flags & ~kWireKnownFlags) != 0 || ((h.flags & kWireFlagProbes) != 0 && h.version < 4)) {
     return Status::InvalidArgument("unknown header flags '" + std::to_string(h.flags) + "'");
   }
   return Status::Ok();
@@ -212,7 +212,8 @@ Status DecodeHeader(ByteReader* r, WireHeader* h) {
   if (contact && !r->ReadStr8(&h->sender_endpoint)) return Truncated("sender endpoint");
   if (contact && !r->ReadStr8(&h->sender_public_key)) return Truncated("sender public key");
   // A newer writer may define more flags; this version's writers must not set them.
-  if (h->version <= kWireVersion && (h->flags & ~kWireKnownFlags) != 0) {
+  const uint8_t known = h->version >= 4 ? kWireKnownFlags : kWireKnownFlags & ~kWireFlagProbes;
+  if (h->version <= kWireVersion && (h->flags & ~known) != 0) {
     return Status::Corruption("unknown header flags '" + std::to_string(h->flags) + "'");
   }
   if (!IsValidNodeId(h->sender_id)) return Status::Corruption("invalid sender id");
@@ -292,8 +293,24 @@ Status DecodeDigestBody(ByteReader* r, const WireLimits& limits, uint8_t version
   return Status::Ok();
 }
 
-// Version 4: kind:u8 seq:varint [target:str8 (ping-req, ack)] [flags:u8 (ping)].
-Status DecodeProbe(ByteReader* r, ProbeBody* p) {
+// count:varint (origin:str8 epoch:varint version:varint filter_digest:u64)*
+Status DecodeVersions(ByteReader* r, const WireLimits& limits,
+                      std::vector<VersionAnnouncement>* out) {
+  size_t n = 0;
+  PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "announcement count", &n));
+  out->resize(n);
+  for (VersionAnnouncement& a : *out) {
+    if (!r->ReadStr8(&a.origin)) return Truncated("announced origin");
+    if (!IsValidNodeId(a.origin)) return Status::Corruption("invalid announced origin");
+    if (!r->ReadVarint(&a.epoch) || !r->ReadVarint(&a.version) || !r->ReadU64(&a.filter_digest)) {
+      return Truncated("announced version");
+    }
+  }
+  return Status::Ok();
+}
+
+// Version 4: kind:u8 seq:varint [target:str8 (ping-req, ack)] [flags:u8 (ping)] versions.
+Status DecodeProbe(ByteReader* r, const WireLimits& limits, ProbeBody* p) {
   uint8_t kind = 0;
   if (!r->ReadU8(&kind)) return Truncated("probe kind");
   if (kind > static_cast<uint8_t>(ProbeKind::kPingReq)) {
@@ -307,13 +324,13 @@ Status DecodeProbe(ByteReader* r, ProbeBody* p) {
     if ((needed || !p->target.empty()) && !IsValidNodeId(p->target)) {
       return Status::Corruption("invalid probe target");
     }
-    return Status::Ok();
+  } else {
+    if (!r->ReadU8(&p->flags)) return Truncated("probe flags");
+    if ((p->flags & ~kProbeKnownFlags) != 0) {
+      return Status::Corruption("probe flags '" + std::to_string(p->flags) + "'");
+    }
   }
-  if (!r->ReadU8(&p->flags)) return Truncated("probe flags");
-  if ((p->flags & ~kProbeKnownFlags) != 0) {
-    return Status::Corruption("probe flags '" + std::to_string(p->flags) + "'");
-  }
-  return Status::Ok();
+  return DecodeVersions(r, limits, &p->versions);
 }
 
 // Version 2: sig_flags:u8 [state_sig[64]] [delta_sig[64]].
@@ -386,7 +403,7 @@ Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
       return wire_internal::DecodeImportBody(r, limits, out->header.version, &out->imports);
     case WireType::kProbe:
       if (out->header.version < 4) return Status::Corruption("probe frame of version below 4");
-      return DecodeProbe(r, &out->probe);
+      return DecodeProbe(r, limits, &out->probe);
   }
   return Status::NotSupported("unknown message type '" +
                               std::to_string(static_cast<unsigned>(out->header.type)) + "'");
@@ -470,6 +487,9 @@ Status EncodeProbeFrame(const WireHeader& header, const ProbeBody& probe, std::s
     return Status::InvalidArgument("invalid probe body");
   }
   if (!probe.target.empty()) PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(probe.target, "probe target"));
+  for (const VersionAnnouncement& a : probe.versions) {
+    PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(a.origin, "announced origin"));
+  }
   AppendHeader(header, WireType::kProbe, out);
   PutU8(out, static_cast<uint8_t>(probe.kind));
   PutVarint(out, probe.seq);
@@ -477,6 +497,13 @@ Status EncodeProbeFrame(const WireHeader& header, const ProbeBody& probe, std::s
     PutU8(out, probe.flags);
   } else {
     PutStr8(out, probe.target);
+  }
+  PutVarint(out, probe.versions.size());
+  for (const VersionAnnouncement& a : probe.versions) {
+    PutStr8(out, a.origin);
+    PutVarint(out, a.epoch);
+    PutVarint(out, a.version);
+    PutU64(out, a.filter_digest);
   }
   return Status::Ok();
 }

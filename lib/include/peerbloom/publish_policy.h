@@ -25,6 +25,10 @@ struct PublishPolicyOptions {
   double threshold = 0.05;
   // Default: 1000. The gossip interval; publications are half of it apart at most.
   int64_t gossip_interval_ms = 1000;
+  // Default: 0, meaning gossip_interval_ms / 2. How long after the last publication a pending
+  // change is published at the latest (config key publish_max_delay): longer batches more
+  // changes into a delta (fewer messages) and lets peers miss a new object for longer.
+  int64_t max_delay_ms = 0;
 };
 
 enum class PublishAction { kWait, kPublish, kPublishAndFlush };

@@ -57,7 +57,10 @@ inline constexpr uint8_t kWireFlagContact = 0x02;
 // The sender no longer links to the receiver (it was shuffled out): the receiver drops the
 // reverse link now instead of when its lease runs out.
 inline constexpr uint8_t kWireFlagUnlink = 0x04;
-inline constexpr uint8_t kWireKnownFlags = kWireFlagNeighbour | kWireFlagContact | kWireFlagUnlink;
+// Version 4: the sender runs the probe failure detector (its own word, on its own link).
+inline constexpr uint8_t kWireFlagProbes = 0x08;
+inline constexpr uint8_t kWireKnownFlags =
+    kWireFlagNeighbour | kWireFlagContact | kWireFlagUnlink | kWireFlagProbes;
 
 // Digest body flags. Frozen bits.
 inline constexpr uint8_t kDigestReplyWanted = 0x01;  // answer with your own full digest
@@ -149,11 +152,22 @@ enum class ProbeKind : uint8_t {
 // Probe flags. Frozen bits.
 inline constexpr uint8_t kProbeSuspected = 0x01;  // ping: the sender suspects the receiver
 
+// A version of an origin's summary the sender took lately, riding on a probe: the receiver
+// repairs it (requests the missing deltas) if no delta brings it.
+struct VersionAnnouncement {
+  std::string origin;  // IsValidNodeId
+  uint64_t epoch = 0;
+  uint64_t version = 0;
+  uint64_t filter_digest = 0;  // FilterDigest of the summary at that version
+  bool operator==(const VersionAnnouncement&) const = default;
+};
+
 struct ProbeBody {
   ProbeKind kind = ProbeKind::kPing;
   uint64_t seq = 0;
   std::string target;  // kPingReq: required; kAck: empty unless relayed; kPing: empty
   uint8_t flags = 0;   // kProbeSuspected (pings only)
+  std::vector<VersionAnnouncement> versions;  // at most WireLimits::max_entries
   bool operator==(const ProbeBody&) const = default;
 };
 

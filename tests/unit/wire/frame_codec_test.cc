@@ -67,8 +67,9 @@ std::vector<std::string> SampleFrames() {
   probe.sender_endpoint.clear();
   probe.sender_public_key.clear();
   EXPECT_TRUE(
-      EncodeProbeFrame(probe, {ProbeKind::kPing, 77, "", kProbeSuspected}, &frames[6]).ok());
-  EXPECT_TRUE(EncodeProbeFrame(probe, {ProbeKind::kPingReq, 300, "node-c", 0}, &frames[7]).ok());
+      EncodeProbeFrame(probe, {ProbeKind::kPing, 77, "", kProbeSuspected, {}}, &frames[6]).ok());
+  EXPECT_TRUE(
+      EncodeProbeFrame(probe, {ProbeKind::kPingReq, 300, "node-c", 0, {}}, &frames[7]).ok());
   // frames[8]: entry flags (a checksum digest is checked in ProbesAndEntryFlagsRoundTrip).
   DigestBody flagged = SampleDigest();
   flagged.entries[0].probes = true;
@@ -427,9 +428,9 @@ TEST(WireFrame, ProbesAndEntryFlagsRoundTrip) {
   WireFrame f;
   ASSERT_TRUE(DecodeFrame(frames[6], WireLimits(), &f).ok());
   EXPECT_EQ(f.header.type, WireType::kProbe);
-  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPing, 77, "", kProbeSuspected}));
+  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPing, 77, "", kProbeSuspected, {}}));
   ASSERT_TRUE(DecodeFrame(frames[7], WireLimits(), &f).ok());
-  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPingReq, 300, "node-c", 0}));
+  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPingReq, 300, "node-c", 0, {}}));
   ASSERT_TRUE(DecodeFrame(frames[8], WireLimits(), &f).ok());
   EXPECT_TRUE(f.digest.entries[0].probes);
   EXPECT_FALSE(f.digest.entries[0].suspect);
@@ -438,14 +439,15 @@ TEST(WireFrame, ProbesAndEntryFlagsRoundTrip) {
   EXPECT_EQ(frames[8].substr(frames[8].size() - 5), std::string("\x02\x00\x01\x01\x02", 5));
 
   WireHeader h = SampleHeader();
+  const WireHeader h2 = SampleHeader();
   std::string bytes;
-  ProbeBody relayed{ProbeKind::kAck, 5, "node-c", 0};
+  ProbeBody relayed{ProbeKind::kAck, 5, "node-c", 0, {}};
   ASSERT_TRUE(EncodeProbeFrame(h, relayed, &bytes).ok());
   ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
   EXPECT_EQ(f.probe, relayed);
-  EXPECT_TRUE(EncodeProbeFrame(h, {ProbeKind::kPingReq, 1, "", 0}, &bytes).IsInvalidArgument());
-  EXPECT_TRUE(
-      EncodeProbeFrame(h, {ProbeKind::kAck, 1, "", kProbeSuspected}, &bytes).IsInvalidArgument());
+  EXPECT_TRUE(EncodeProbeFrame(h, {ProbeKind::kPingReq, 1, "", 0, {}}, &bytes).IsInvalidArgument());
+  EXPECT_TRUE(EncodeProbeFrame(h, {ProbeKind::kAck, 1, "", kProbeSuspected, {}}, &bytes)
+                  .IsInvalidArgument());
   h.version = 3;  // older writers have neither
   EXPECT_EQ(EncodeProbeFrame(h, relayed, &bytes).message(), "probe frame of version 3");
   DigestBody body = SampleDigest();
@@ -464,8 +466,23 @@ TEST(WireFrame, ProbesAndEntryFlagsRoundTrip) {
   bad[4] = 3;  // a probe in a version 3 frame
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "probe frame of version below 4");
   bad = frames[6];
-  bad[bad.size() - 1] = 2;
+  bad[bad.size() - 2] = 2;  // the flags, before an empty list of versions
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "probe flags '2'");
+
+  // Versions ride on probes.
+  ProbeBody with_versions{
+      ProbeKind::kAck, 9, "", 0, {{"node-b", 7, 300, 0xabcdef}, {"n", 1, 2, 3}}};
+  ASSERT_TRUE(EncodeProbeFrame(h2, with_versions, &bytes).ok());
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.probe, with_versions);
+  for (size_t n = bytes.size() - 30; n < bytes.size(); ++n) {
+    EXPECT_TRUE(DecodeFrame(bytes.substr(0, n), WireLimits(), &f).IsCorruption()) << n;
+  }
+  WireLimits one;
+  one.max_entries = 1;
+  EXPECT_TRUE(DecodeFrame(bytes, one, &f).IsResourceExhausted());
+  with_versions.versions[1].origin = "bad id";
+  EXPECT_TRUE(EncodeProbeFrame(h2, with_versions, &bytes).IsInvalidArgument());
 
   // The checksum digest: the sender's entry and a hash of its table.
   DigestBody sum;
