@@ -7,6 +7,11 @@
 // measured 60 s. Prints per node and second (median and max over the nodes): frames and bytes
 // sent (frame headers included; CURVE would add 33 bytes a frame), bytes by kind, and false
 // deaths (an observer holding a live node dead at any of the window's samples, every second).
+// Then failure detection with 5 % of frames lost: 5 nodes killed one after another, each timed
+// until every other node's who-has stops listing its keys (median and p99 over every
+// (kill, observer), at 10 ms resolution); then 10 nodes stopped for 1 s each (their frames
+// lost both ways), counting the observers that stop listing one meanwhile or in the 20 s
+// after (false deaths).
 //
 // Usage: rest_sim_bench [sizes, default 4,16,100,1000] [heartbeat|probe, default probe]
 // The heartbeat detector's cost grows with N squared in one process: 1,000 nodes take about
@@ -50,6 +55,72 @@ bool AllHoldVersions(SimCluster& c) {
     if (held + 1 < c.size()) return false;
   }
   return true;
+}
+
+// Whether node `at` lists `holder` for the holder's first key (who-has: the cheap check).
+bool Lists(SimCluster& c, int at, int holder) {
+  return c.WhoHasHash(at, "", sim::NodeKey(static_cast<uint64_t>(holder), 0), holder);
+}
+
+double Quantile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[std::min(v.size() - 1, static_cast<size_t>(q * v.size()))];
+}
+
+// Kills, then 1 s stops, with 5 % of frames lost; prints the detection and false deaths cells.
+void Detect(SimCluster* c, int n) {
+  sim::NetOptions lossy;
+  lossy.seed = 7;
+  lossy.drop = 0.05;
+  c->set_net(lossy);
+  std::vector<double> seconds;
+  std::vector<bool> live(n, true);
+  int missed = 0;
+  for (int k = 0; k < 5 && k + 3 < n; ++k) {
+    const int victim = 3 + k * (n - 3) / 5;  // never a seed
+    c->node(victim).up = false;
+    live[victim] = false;
+    const int64_t t0 = c->now();
+    std::vector<bool> seen(n, false);
+    int waiting = 0;
+    for (int i = 0; i < n; ++i) waiting += live[i] ? 1 : 0;
+    while (waiting > 0 && c->now() < t0 + 60000) {
+      c->RunFor(10);
+      for (int i = 0; i < n; ++i) {
+        if (!live[i] || seen[i] || Lists(*c, i, victim)) continue;
+        seen[i] = true;
+        --waiting;
+        seconds.push_back(static_cast<double>(c->now() - t0) / 1000);
+      }
+    }
+    missed += waiting;
+  }
+  size_t false_deaths = 0;
+  for (int s = 0; s < 10; ++s) {
+    int stalled = (s * 7919) % n;
+    while (!live[stalled]) stalled = (stalled + 1) % n;
+    std::vector<bool> lost(n, false);
+    auto check = [&] {
+      for (int i = 0; i < n; ++i) {
+        if (live[i] && i != stalled && !lost[i] && !Lists(*c, i, stalled)) {
+          lost[i] = true;
+          ++false_deaths;
+        }
+      }
+    };
+    c->node(stalled).up = false;
+    for (int t = 0; t < 10; ++t) {
+      c->RunFor(100);
+      check();
+    }
+    c->node(stalled).up = true;
+    for (int t = 0; t < 40; ++t) {
+      c->RunFor(500);
+      check();
+    }
+  }
+  std::printf("%.1f / %.1f s%s | %zu | ", Quantile(seconds, 0.5), Quantile(seconds, 0.99),
+              missed > 0 ? " (some never)" : "", false_deaths);
 }
 
 void Run(int n, FailureDetector detector) {
@@ -102,16 +173,17 @@ void Run(int n, FailureDetector detector) {
       by_type[t] += static_cast<double>(c.node(i).bytes_by_type[t] - types0[i][t]) / secs / n;
     }
   }
-  std::printf(
-      "| %d | %s | %.2f / %.2f | %.0f / %.0f | %.0f | %.0f | %.0f | %zu | %.1f s%s | %.0f s |\n", n,
-      detector == FailureDetector::kProbe ? "probe" : "heartbeat", Median(frames), Max(frames),
-      Median(bytes), Max(bytes), by_type[static_cast<int>(WireType::kDigest)],
-      by_type[static_cast<int>(WireType::kProbe)],
-      by_type[static_cast<int>(WireType::kDelta)] +
-          by_type[static_cast<int>(WireType::kFullSummary)] +
-          by_type[static_cast<int>(WireType::kRequestFull)],
-      false_deaths.size(), join_s, joined ? "" : " (not joined)",
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
+  std::printf("| %d | %s | %.2f / %.2f | %.0f / %.0f | %.0f | %.0f | %.0f | %zu | %.1f s%s | ", n,
+              detector == FailureDetector::kProbe ? "probe" : "heartbeat", Median(frames),
+              Max(frames), Median(bytes), Max(bytes), by_type[static_cast<int>(WireType::kDigest)],
+              by_type[static_cast<int>(WireType::kProbe)],
+              by_type[static_cast<int>(WireType::kDelta)] +
+                  by_type[static_cast<int>(WireType::kFullSummary)] +
+                  by_type[static_cast<int>(WireType::kRequestFull)],
+              false_deaths.size(), join_s, joined ? "" : " (not joined)");
+  Detect(&c, n);
+  std::printf("%.0f s |\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
   std::fflush(stdout);
 }
 
@@ -138,7 +210,8 @@ int main(int argc, char** argv) {
       "held every summary and 60 s more. Per node and second, median / max over the nodes; "
       "bytes by kind are means.\n"
       "| N | detector | frames/s | bytes/s | digests B/s | probes B/s | summaries B/s | false "
-      "deaths | joined after | wall |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+      "deaths | joined after | killed -> dead everywhere: median / p99 | false deaths, 10 "
+      "stops of 1 s | wall |\n|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (int n : sizes) {
     peerbloom::Run(n, detector == "probe" ? peerbloom::FailureDetector::kProbe
                                           : peerbloom::FailureDetector::kHeartbeat);
