@@ -344,7 +344,7 @@ each Squid's access.log and its `counters` (icp.pkts_sent).
 - ICP packets: queries and replies sent by all three Squids. Inter-cache HTTP requests: requests
   one Squid sent another. Messages per request counts both, per client request.
 - peerbloom's own traffic is gossip between the daemons, independent of the request rate:
-  {gossip_msgs} messages ({int(gossip_bytes) // 1024} KiB in all since start, heartbeats
+  {gossip_msgs} messages ({int(gossip_bytes) // 1024} KiB in all since start, probes
   included) during the replay of {pb_ms} ms, not counted in the column above.
 - A remote hit missed by peerbloom is a URL another Squid got before its summary reached the
   asking daemon (gossip interval 200 ms here): the update delay.

@@ -333,7 +333,12 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms, bool
     ++stats_->claims_corrected;
     m->heartbeat = h.sender_heartbeat;
   }
-  if (verified && h.sender_epoch == m->epoch) m->last_heard_ms = now_ms;  // heard on its link
+  // Heard on its link. In a cluster without CURVE no frame is authenticated, and a member
+  // that probes beats only to refute: any frame of it is what says it was heard.
+  const bool unauthenticated_prober = !listed_only_ && probe_mode_ && m->probes;
+  if ((verified || unauthenticated_prober) && h.sender_epoch == m->epoch) {
+    m->last_heard_ms = now_ms;
+  }
   // Its own frame (on its own link, or any frame in a cluster without CURVE) ends a
   // suspicion: it is alive now.
   if (h.sender_epoch == m->epoch && (verified || !listed_only_)) ClearSuspicion(m);
