@@ -11,7 +11,7 @@
 // until every other node's who-has stops listing its keys (median and p99 over every
 // (kill, observer), at 10 ms resolution); then 10 nodes stopped for 1 s each (their frames
 // lost both ways), counting the observers that stop listing one meanwhile or in the 20 s
-// after (false deaths).
+// after (false deaths). Above 300 nodes the detection is not run: its checks would take hours.
 //
 // Usage: rest_sim_bench [sizes, default 4,16,100,1000] [heartbeat|probe, default probe]
 // The heartbeat detector's cost grows with N squared in one process: 1,000 nodes take about
@@ -181,7 +181,11 @@ void Run(int n, FailureDetector detector) {
                   by_type[static_cast<int>(WireType::kFullSummary)] +
                   by_type[static_cast<int>(WireType::kRequestFull)],
               false_deaths.size(), join_s, joined ? "" : " (not joined)");
-  Detect(&c, n);
+  if (n <= 300) {
+    Detect(&c, n);
+  } else {
+    std::printf("not run (over 300 nodes) | | ");  // a check per observer every 10 ms
+  }
   std::printf("%.0f s |\n",
               std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count());
   std::fflush(stdout);

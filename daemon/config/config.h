@@ -93,7 +93,7 @@ struct Config {
   int64_t failure_timeout_ms = 10000;
   // How members are judged alive (docs/gossip.md, "Probe failure detection").
   FailureDetector failure_detector = FailureDetector::kProbe;
-  // 0: failure_timeout_ms / 2. The probe detector's suspicion timeout.
+  // 0: 4/5 of failure_timeout_ms. The probe detector's suspicion timeout.
   int64_t suspicion_timeout_ms = 0;
   // Default: 5000.
   int64_t anti_entropy_interval_ms = 5000;

@@ -25,7 +25,7 @@ Membership::Membership(const GossipOptions& options, GossipStats* stats, EpochLi
                                              : options.failure_timeout_ms / 4)),
       probe_mode_(options.failure_detector == FailureDetector::kProbe),
       suspicion_ms_(options.suspicion_timeout_ms > 0 ? options.suspicion_timeout_ms
-                                                     : options.failure_timeout_ms / 2) {
+                                                     : options.failure_timeout_ms * 4 / 5) {
   // Distinct nodes given the same seed still choose differently.
   const uint64_t id_mix =
       SipHash64(1, 3, DeriveIndexKey("gossip rng"), node_id_.data(), node_id_.size());
@@ -350,12 +350,20 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms, bool
   return m;
 }
 
-void Membership::Merge(const DigestEntry& e, int64_t now_ms, bool own, BeatClaim beat) {
+void Membership::Merge(const DigestEntry& e, int64_t now_ms, bool own, BeatClaim beat,
+                       bool proven) {
   const Member* found = Find(e.origin);
   const bool known = found != nullptr;
   // Heard on its own link lately: it says itself which epoch it runs. Others still relay its
-  // heartbeats: when its link goes quiet they keep it alive without a gap.
-  if (!own && known && found->direct_until_ms >= now_ms && e.epoch != found->epoch) return;
+  // heartbeats: when its link goes quiet they keep it alive without a gap. A newer epoch the
+  // node itself signed is its own word too (it restarted: kill -9 and back within the window),
+  // and so is any claim once this node holds it suspect or dead (its link is not speaking).
+  const bool restarted = proven && known && e.epoch > found->epoch;
+  const bool silent = known && (found->suspect || found->dead);
+  if (!own && known && found->direct_until_ms >= now_ms && e.epoch != found->epoch && !restarted &&
+      !silent) {
+    return;
+  }
   if (!own && beat == BeatClaim::kUnsigned && (!known || e.epoch >= found->epoch) &&
       !Plausible(e.epoch, e.heartbeat, now_ms)) {
     return;

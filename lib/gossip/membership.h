@@ -136,8 +136,10 @@ class Membership {
   }
   // A digest entry about another node. `own`: the entry is the sender's own, on its
   // authenticated link. `beat`: how its heartbeat may be taken.
+  // `proven`: the origin's own signature proves the entry's epoch (a certificate or a beat of
+  // it), so a newer epoch is taken even while the node was heard on its own link lately.
   void Merge(const DigestEntry& e, int64_t now_ms, bool own = false,
-             BeatClaim beat = BeatClaim::kUnsigned);
+             BeatClaim beat = BeatClaim::kUnsigned, bool proven = false);
   // A summary or delta of `id` in `epoch` arrived: learns the member and a newer epoch (heard
   // now). Null when the member is refused or the epoch is older than known. `own_word`: the
   // node signed it or sent it on its own link; otherwise a newer epoch must pass the clock

@@ -187,9 +187,14 @@ void GossipEngine::Impl::OnDigest(const WireFrame& frame, const Member& sender, 
     const bool own = verified && e.origin == sender.id;
     const BeatClaim beat = CheckBeat(e, &bad_beats);
     // A node's own entry needs no proof; its certificate is kept all the same, to relay.
+    const Member* known = membership_.Find(e.origin);
+    const bool newer = known != nullptr && e.epoch > known->epoch;
     const bool admitted = AdmitEpoch(e, beat == BeatClaim::kSigned, &bad_certs);
+    // Proven by the origin's own signature: a certificate or a beat of that epoch.
+    const bool proven = newer && admitted && sigs_.Signs(e.origin) &&
+                        (beat == BeatClaim::kSigned || !sigs_.EpochCert(e.origin, e.epoch).empty());
     if (own || admitted) {
-      membership_.Merge(e, now_ms, own, beat);
+      membership_.Merge(e, now_ms, own, beat, proven);
       OnEntryDetector(e, own, now_ms);
     }
   }

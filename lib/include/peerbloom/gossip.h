@@ -150,8 +150,10 @@ struct GossipOptions {
   FailureDetector failure_detector = FailureDetector::kHeartbeat;
   // Default: 3. kProbe: members asked to probe a member that did not answer a direct probe.
   unsigned indirect_probes = 3;
-  // Default: 0, meaning failure_timeout_ms / 2. kProbe: a suspected member that does not
-  // refute the suspicion within this is dead.
+  // Default: 0, meaning 4/5 of failure_timeout_ms. kProbe: a suspected member that does not
+  // refute the suspicion within this is dead. With the first probe's interval, a killed node
+  // is dead about when heartbeats would have said so, so a node that restarts within the
+  // failure timeout is never listed dead meanwhile (its old summary answers until the new).
   int64_t suspicion_timeout_ms = 0;
   // Default: kWireVersion. For tests of mixed clusters only: 3 makes the engine act as the
   // previous release (heartbeat detector) does on the wire: it writes version 3 frames,
