@@ -119,6 +119,9 @@ bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
     case ProbeKind::kPingReq: {
       const Member* target = members_->Find(p.target);
       if (target == nullptr || target->endpoint.empty() || target == &sender) return false;
+      // Indirect probes held for others are bounded: a member flooding ping-reqs gets no
+      // more than the table holds within an interval (each answered by one ping, no more).
+      if (relayed_.size() >= 4 * members_->size() + 64) return false;
       const uint64_t seq = next_seq_++;
       relayed_[seq] = Relayed{sender.id, p.seq, target->id, now_ms + interval_ms_};
       Ping(*target, seq, false, true);
