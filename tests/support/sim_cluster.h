@@ -304,6 +304,16 @@ class SimCluster {
     Collect(to);
     return s;
   }
+  // Adds n nodes "node0".."node{n-1}"; node i knows only node (i + n - 1) % n as its seed (a
+  // ring of single seeds).
+  void AddRing(int n) {
+    for (int i = 0; i < n; ++i) {
+      NodeSpec s;
+      s.id = "node" + std::to_string(i);
+      if (n > 1) s.seeds = {"node" + std::to_string((i + n - 1) % n)};
+      AddNode(s);
+    }
+  }
   // Drops frames for which the hook returns true (before the random faults).
   void SetFilter(std::function<bool(const Frame&)> hook) { filter_ = std::move(hook); }
   // Addition: adjusts each node's options as it boots (after node_id and seeds are set).

@@ -25,15 +25,7 @@ std::string Key(int node, int i) {
   return "http://n" + std::to_string(node) + "/" + std::to_string(i);
 }
 
-// n nodes; node i knows only node (i + n - 1) % n as its seed (a ring of single seeds).
-void AddRing(SimCluster* c, int n) {
-  for (int i = 0; i < n; ++i) {
-    NodeSpec s;
-    s.id = "node" + std::to_string(i);
-    if (n > 1) s.seeds = {"node" + std::to_string((i + n - 1) % n)};
-    c->AddNode(s);
-  }
-}
+void AddRing(SimCluster* c, int n) { c->AddRing(n); }
 
 void AddKeys(SimCluster* c, int node, int count, int first = 0) {
   for (int i = first; i < first + count; ++i) c->AddKey(node, Key(node, i));

@@ -17,7 +17,6 @@ namespace peerbloom {
 namespace {
 
 using sim::NetOptions;
-using sim::NodeSpec;
 using sim::SimCluster;
 
 constexpr int64_t kTimeout = 10000;  // DefaultOptions: failure timeout
@@ -30,12 +29,7 @@ GossipOptions ProbeOptions() {
 
 // n nodes, each seeded with the one before (a ring of single seeds), with 20 keys each.
 void AddRing(SimCluster* c, int n) {
-  for (int i = 0; i < n; ++i) {
-    NodeSpec s;
-    s.id = "node" + std::to_string(i);
-    if (n > 1) s.seeds = {"node" + std::to_string((i + n - 1) % n)};
-    c->AddNode(s);
-  }
+  c->AddRing(n);
   for (int i = 0; i < n; ++i) {
     for (int k = 0; k < 20; ++k)
       c->AddKey(i, "http://n" + std::to_string(i) + "/" + std::to_string(k));
