@@ -120,7 +120,7 @@ void Detect(SimCluster* c, int n) {
     }
   }
   std::printf("%.1f / %.1f s%s | %zu | ", Quantile(seconds, 0.5), Quantile(seconds, 0.99),
-              missed > 0 ? " (some never)" : "", false_deaths);
+              missed > 0 ? (" (" + std::to_string(missed) + " never)").c_str() : "", false_deaths);
 }
 
 void Run(int n, FailureDetector detector) {

@@ -76,7 +76,9 @@ DigestEntry Dissemination::EntryOf(const Member& m, bool with_contact, int64_t n
   e.heartbeat = m.heartbeat;
   e.alive = members_.Alive(m, now_ms);
   e.probes = m.probes && detector_flags_;
-  e.suspect = m.suspect && detector_flags_;
+  // A member this node holds dead is still only suspected in its word: a peer that holds it
+  // alive at this heartbeat starts a suspicion of its own (and pings it), never a death.
+  e.suspect = (m.suspect || m.dead) && detector_flags_;
   // A stand-in is not announced: the entry's epoch is the member's, and peers must not take
   // the old epoch's version for one of the new.
   e.has_summary = with_summary && HoldsCurrent(m);
@@ -120,10 +122,11 @@ DigestBody Dissemination::CompleteDigest(uint8_t flags, int64_t now_ms) const {
 namespace {
 
 uint64_t EntryHash(std::string_view origin, uint64_t epoch, uint64_t heartbeat, uint64_t version,
-                   uint64_t filter_digest) {
+                   uint64_t filter_digest, bool suspected) {
   static const SipKey key = DeriveIndexKey("table checksum");
   std::string bytes(origin);
   for (uint64_t v : {epoch, heartbeat, version, filter_digest}) PutU64(&bytes, v);
+  bytes.push_back(suspected ? 1 : 0);
   return SipHash64(1, 3, key, bytes.data(), bytes.size());
 }
 
@@ -132,11 +135,13 @@ uint64_t EntryHash(std::string_view origin, uint64_t epoch, uint64_t heartbeat, 
 uint64_t Dissemination::TableChecksum() const {
   const DigestEntry self = self_->Entry();
   uint64_t sum =
-      EntryHash(self.origin, self.epoch, self.heartbeat, self.version, self.filter_digest);
+      EntryHash(self.origin, self.epoch, self.heartbeat, self.version, self.filter_digest, false);
   for (const auto& [id, m] : members_.members()) {
     const bool held = HoldsCurrent(m);
+    // Suspected or dead: a node that missed a suspicion differs, and the exchange that
+    // follows tells it.
     sum += EntryHash(id, m.epoch, m.heartbeat, held ? HeldVersion(id) : 0,
-                     held ? summaries_->digest(id) : 0);
+                     held ? summaries_->digest(id) : 0, m.suspect || m.dead);
   }
   return sum;
 }
