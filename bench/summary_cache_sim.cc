@@ -5,11 +5,12 @@
 // Usage:
 //   summary_cache_sim [--nodes=4,8,16,32,64] [--cache-objects=20000] [--fpr=0.01]
 //                     [--interval-ms=1000] [--warmup=0.1] [--seed=1]
+//                     [--publish-delay-ms=0] [--publish-batch=0] [--publish-threshold=0.05]
 //                     [--detector=probe|heartbeat]
 //                     [--requests=1000000] [--objects=1000000] [--local-objects=100000]
 //                     [--alpha=0.8] [--local-share=0.3] [--rate=50]
 //                     [--access-log=FILE [--site-of=subnet|client] [--speed=F]]
-//                     [--rates=R1,R2,...]
+//                     [--rates=R1,R2,...] [--by-type]
 //   summary_cache_sim --write-access-log=FILE --sites=S [stream flags]
 // Without --access-log the stream is synthetic Zipf, one site per proxy, regenerated for
 // each cluster size from the same seed; with it, the log's GET requests are replayed and
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "bench/summary_cache/simulator.h"
+#include "peerbloom/wire.h"
 
 namespace peerbloom::sim {
 namespace {
@@ -49,6 +51,7 @@ struct Flags {
   double counted_seconds = 120;
   std::string write_log;
   uint32_t sites = 0;
+  bool by_type = false;  // --by-type: frames per proxy per second by wire type, on stderr
 };
 
 bool Take(std::string_view arg, std::string_view name, std::string* value) {
@@ -99,6 +102,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       f->sim.gossip_interval_ms = std::atoll(v.c_str());
     } else if (Take(a, "--publish-delay-ms", &v)) {
       f->sim.publish_delay_ms = std::atoll(v.c_str());
+    } else if (Take(a, "--publish-batch", &v)) {
+      f->sim.publish_batch = std::strtoull(v.c_str(), nullptr, 10);
     } else if (Take(a, "--publish-threshold", &v)) {
       f->sim.publish_threshold = std::atof(v.c_str());
     } else if (Take(a, "--detector", &v)) {
@@ -133,6 +138,8 @@ bool ParseFlags(int argc, char** argv, Flags* f) {
       if (!ParseRates(v, &f->rates)) return false;
     } else if (Take(a, "--write-access-log", &v)) {
       f->write_log = v;
+    } else if (a == "--by-type") {
+      f->by_type = true;
     } else if (Take(a, "--sites", &v)) {
       f->sites = static_cast<uint32_t>(std::strtoul(v.c_str(), nullptr, 10));
     } else {
@@ -155,6 +162,19 @@ const char kHeader[] =
     "\testimated_fpr\toracle_hit\toracle_remote_hit\tfetch_msgs_per_req_icp"
     "\tfetch_msgs_per_req_pb\tsummary_kib_per_node\tcbf_kib_per_node\tmsg_ratio\tbyte_ratio"
     "\trate_per_proxy\n";
+
+// One stderr line: the counted window's frames per proxy per second, by wire type.
+void ReportTypes(int nodes, const SimResult& r) {
+  const double per = 1000.0 / static_cast<double>(std::max<int64_t>(1, r.simulated_ms)) / nodes;
+  std::fprintf(stderr, "summary_cache_sim: N=%d frames/s per proxy:", nodes);
+  for (int t = 1; t < 16; ++t) {
+    if (r.frames_by_type[t] == 0) continue;
+    const std::string_view name = WireTypeName(static_cast<WireType>(t));
+    std::fprintf(stderr, " %.*s %.3f", static_cast<int>(name.size()), name.data(),
+                 static_cast<double>(r.frames_by_type[t]) * per);
+  }
+  std::fprintf(stderr, "\n");
+}
 
 bool Report(int nodes, const SimOptions& so, const SimResult& r) {
   const double q = static_cast<double>(r.requests);
@@ -244,6 +264,7 @@ bool RunOnce(const Flags& f, int n, size_t warm, const ObjectTable& table,
   so.warmup_requests = warm;
   SummaryCacheSim sim(so, &table);
   sim.Run(stream);
+  if (f.by_type) ReportTypes(n, sim.result());
   return Report(n, so, sim.result());
 }
 

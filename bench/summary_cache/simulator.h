@@ -42,7 +42,8 @@ struct SimOptions {
   // timer; the failure timeout and anti-entropy interval scale with it (see Gossip below).
   int64_t gossip_interval_ms = 1000;
   double publish_threshold = 0.05;  // Default: the daemon's 0.05.
-  int64_t publish_delay_ms = 0;     // Default: the daemon's, half the gossip interval.
+  int64_t publish_delay_ms = 0;     // Default: 0, the daemon's (kDefaultPublishMaxDelayMs).
+  uint64_t publish_batch = 0;       // Default: 0, the daemon's (kDefaultPublishBatch).
   int64_t latency_ms = 2;           // Default: 2 ms one way between daemons.
   double warmup = 0.1;         // Default: 0.1. Share of the stream served before counting starts.
   size_t warmup_requests = 0;  // Default: 0, use `warmup`; else requests before counting.
@@ -76,11 +77,12 @@ struct SimResult {
   uint64_t listed_stale = 0;     // ... listed because the held summary is older than content
   uint64_t update_msgs = 0;      // gossip frames, all types, all nodes
   uint64_t update_bytes = 0;
-  uint64_t refused_removes = 0;    // CBF removes refused (must stay 0)
-  double estimated_fpr = 0;        // mean EstimatedFpr of the summaries held, sampled
-  double summary_bytes = 0;        // per node: peers' summaries held, sampled mean
-  uint64_t cbf_bytes = 0;          // per node: its counting filter
-  unsigned summary_log2_bits = 0;  // geometry of node 0's summary at the end
+  uint64_t frames_by_type[16] = {};  // update_msgs by WireType number
+  uint64_t refused_removes = 0;      // CBF removes refused (must stay 0)
+  double estimated_fpr = 0;          // mean EstimatedFpr of the summaries held, sampled
+  double summary_bytes = 0;          // per node: peers' summaries held, sampled mean
+  uint64_t cbf_bytes = 0;            // per node: its counting filter
+  unsigned summary_log2_bits = 0;    // geometry of node 0's summary at the end
   unsigned k = 0;
   int64_t simulated_ms = 0;
 };
@@ -104,8 +106,8 @@ class SummaryCacheSim {
       s.target_fpr = o_.target_fpr;
       cluster_.AddNode(s);
       caches_.emplace_back(o_.cache_objects);
-      policies_.emplace_back(
-          PublishPolicyOptions{o_.publish_threshold, o_.gossip_interval_ms, o_.publish_delay_ms});
+      policies_.emplace_back(PublishPolicyOptions{o_.publish_threshold, o_.gossip_interval_ms,
+                                                  o_.publish_delay_ms, o_.publish_batch});
       policies_.back().Published(0);  // AddNode published the empty summary
     }
     result_.k = g.k;
@@ -146,6 +148,7 @@ class SummaryCacheSim {
     result_.simulated_ms = cluster_.now() - counting_from_ms_;
     result_.update_msgs = Frames() - frames0_;
     result_.update_bytes = Bytes() - bytes0_;
+    for (int t = 0; t < 16; ++t) result_.frames_by_type[t] = FramesOfType(t) - types0_[t];
     if (samples_ == 0) Sample();
     result_.estimated_fpr = fpr_sum_ / samples_;
     result_.summary_bytes = summary_bytes_sum_ / samples_;
@@ -210,7 +213,7 @@ class SummaryCacheSim {
     if (a == PublishAction::kWait) return;
     cluster_.Publish(i);
     policies_[i].Published(cluster_.now());
-    if (a == PublishAction::kPublishAndFlush) cluster_.Flush(i);
+    cluster_.Flush(i);
   }
 
   void CountLocalHit() {
@@ -290,6 +293,12 @@ class SummaryCacheSim {
     counting_from_ms_ = cluster_.now();
     frames0_ = Frames();
     bytes0_ = Bytes();
+    for (int t = 0; t < 16; ++t) types0_[t] = FramesOfType(t);
+  }
+  uint64_t FramesOfType(int t) {
+    uint64_t f = 0;
+    for (int i = 0; i < o_.nodes; ++i) f += cluster_.node(i).frames_by_type[t];
+    return f;
   }
   uint64_t Frames() {
     uint64_t f = 0;
@@ -329,6 +338,7 @@ class SummaryCacheSim {
   SimResult result_;
   int64_t counting_from_ms_ = 0;
   uint64_t frames0_ = 0, bytes0_ = 0;
+  uint64_t types0_[16] = {};
   double fpr_sum_ = 0, summary_bytes_sum_ = 0;
   uint64_t samples_ = 0;
 };

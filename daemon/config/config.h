@@ -93,18 +93,22 @@ struct Config {
   int64_t failure_timeout_ms = 10000;
   // How members are judged alive (docs/gossip.md, "Probe failure detection").
   FailureDetector failure_detector = FailureDetector::kProbe;
-  // 0: 4/5 of failure_timeout_ms. The probe detector's suspicion timeout.
+  // 0: twice gossip_interval_ms. The probe detector's protocol period.
+  int64_t probe_interval_ms = 0;
+  // 0: failure_timeout_ms less 2.5 probe intervals. The probe detector's suspicion timeout.
   int64_t suspicion_timeout_ms = 0;
   // Default: 5000.
   int64_t anti_entropy_interval_ms = 5000;
   // Default: 4.
   unsigned fanout = 4;
-  // Default: 0.05. Publish at once when pending positions exceed this fraction of the
-  // summary's bits instead of waiting for the gossip interval.
+  // Default: 0.05. A batch of changes is full (published) when pending positions exceed this
+  // fraction of the summary's bits (peerbloom/publish_policy.h).
   double publish_threshold = 0.05;
-  // 0: half of gossip_interval_ms. A pending change is published at most this long after the
-  // last publication.
+  // 0: kDefaultPublishMaxDelayMs (2 s). The oldest pending change is published at most this
+  // long after it was made.
   int64_t publish_max_delay_ms = 0;
+  // 0: kDefaultPublishBatch (256). Pending summary positions that make a full batch.
+  uint64_t publish_batch = 0;
 
   // Required. Snapshots, the default control socket and key files live here.
   std::string data_dir;

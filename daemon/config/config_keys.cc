@@ -146,6 +146,10 @@ constexpr KeySpec kKeys[] = {
            name == "probe" ? FailureDetector::kProbe : FailureDetector::kHeartbeat;
        return Status::Ok();
      }},
+    {"probe_interval", "duration", "\"0s\"", "probe detector: protocol period",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Duration(n, key, 0, &p.c().probe_interval_ms);
+     }},
     {"suspicion_timeout", "duration", "\"0s\"", "probe detector: suspected to dead",
      [](Parser& p, const N& n, std::string_view key) {
        return p.Duration(n, key, 0, &p.c().suspicion_timeout_ms);
@@ -157,6 +161,10 @@ constexpr KeySpec kKeys[] = {
     {"fanout", "integer", "4", "live members linked to besides the seeds",
      [](Parser& p, const N& n, std::string_view key) {
        return p.IntTo(n, key, 1, 64, &p.c().fanout);
+     }},
+    {"publish_batch", "integer", "0", "pending positions that publish at once",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.IntTo(n, key, 0, int64_t{1} << 32, &p.c().publish_batch);
      }},
     {"publish_max_delay", "duration", "\"0s\"", "longest wait of a change for publication",
      [](Parser& p, const N& n, std::string_view key) {

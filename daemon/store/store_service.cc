@@ -166,8 +166,8 @@ void StoreService::StartPublishing(GossipEngine* engine, FeedPositions positions
                                    int64_t now) {
   engine_ = engine;
   feed_positions_ = std::move(positions);
-  publish_policy_ = PublishPolicy(
-      {config_.publish_threshold, config_.gossip_interval_ms, config_.publish_max_delay_ms});
+  publish_policy_ = PublishPolicy({config_.publish_threshold, config_.gossip_interval_ms,
+                                   config_.publish_max_delay_ms, config_.publish_batch});
   store_->StartSummaries(epoch);
   Publish(now);
   next_snapshot_ms_ = now + config_.snapshot_interval_ms;
@@ -215,11 +215,9 @@ void StoreService::MaybePublish(int64_t now) {
   const PublishAction action =
       publish_policy_.Decide(builder->pending(), builder->current().filter.bits(), now);
   if (action == PublishAction::kWait) return;
+  if (publish_policy_.reason() == PublishReason::kBatch) ++publish_stats_.immediate;
   Publish(now);
-  if (action == PublishAction::kPublishAndFlush) {
-    ++publish_stats_.immediate;
-    engine_->FlushNow(now);
-  }
+  engine_->FlushNow(now);
 }
 
 void StoreService::Publish(int64_t now) {

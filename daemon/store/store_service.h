@@ -33,7 +33,7 @@ LocalStoreOptions StoreOptionsOf(const Config& config);
 struct PublishStats {
   uint64_t full = 0;
   uint64_t deltas = 0;
-  uint64_t immediate = 0;       // publications forced by the pending threshold
+  uint64_t immediate = 0;       // publications of a full batch (publish_batch, _threshold)
   uint64_t refused_deltas = 0;  // deltas the engine did not take (a full one followed)
   uint64_t new_epochs = 0;      // epochs started because peers knew this node in a higher one
   int64_t last_ms = 0;

@@ -73,8 +73,9 @@ struct SimNode {
   bool muted = false;  // frames it sends are lost
   uint64_t bytes_sent = 0;
   uint64_t frames_sent = 0;
-  uint64_t bytes_by_type[16] = {};  // by WireType number (byte 6 of the frame)
-  std::set<std::string> sent_to;    // endpoints it ever sent a frame to
+  uint64_t bytes_by_type[16] = {};   // by WireType number (byte 6 of the frame)
+  uint64_t frames_by_type[16] = {};  // likewise
+  std::set<std::string> sent_to;     // endpoints it ever sent a frame to
 };
 
 struct Frame {
@@ -359,8 +360,10 @@ class SimCluster {
     for (Outgoing& o : n.engine->TakeOutgoing()) {
       n.bytes_sent += o.payload.size();
       ++n.frames_sent;
-      if (o.payload.size() > 6)
+      if (o.payload.size() > 6) {
         n.bytes_by_type[static_cast<uint8_t>(o.payload[6]) & 15] += o.payload.size();
+        ++n.frames_by_type[static_cast<uint8_t>(o.payload[6]) & 15];
+      }
       n.sent_to.insert(o.endpoint);
       auto it = by_endpoint_.find(o.endpoint);
       if (it == by_endpoint_.end() || n.muted || !n.up) continue;

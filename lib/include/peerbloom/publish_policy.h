@@ -1,15 +1,20 @@
 // PublishPolicy: when a node hands the changes of its summary to gossip.
 //
 // The daemon's event loop asks Decide() after every event; bench/summary_cache_sim asks it
-// after every simulated cache change, so both follow the same rule:
+// after every simulated cache change, so both follow the same rule. Changes are batched, as
+// Summary Cache batches its updates, and each publication is sent to the peers at once
+// (GossipEngine::FlushNow), so what bounds a peer's view is the batching alone:
 //  - nothing is pending: wait;
-//  - more than `threshold` of the summary's bits are pending: publish at once and have the
-//    engine send it now (GossipEngine::FlushNow), instead of waiting for its next round;
-//  - otherwise publish once half a gossip interval has passed since the last publication,
-//    so a change waits at most that long to reach the engine, whose next round sends it.
-// The half interval bounds the delay from a cache change to its delta leaving the node by
-// about 1.5 gossip intervals, while a node that changes continuously still publishes at most
-// twice per interval (one delta per round on the wire: LocalNode collapses what it holds).
+//  - a batch is full: `batch` summary positions are pending (or more than `threshold` of the
+//    summary's bits): publish, though not sooner than a tenth of a gossip interval after the
+//    last publication, so a node whose cache churns fast sends at most ten deltas per
+//    interval;
+//  - otherwise publish when the oldest pending change is `max_delay_ms` old.
+// So a busy cache publishes every `batch` positions (its peers miss a new object for the time
+// a batch takes to fill: a few tenths of a second at a thousand requests per second), and a
+// quiet one every `max_delay_ms` at most, with everything that changed meanwhile in one delta,
+// whatever the rate. The delay misses this costs are measured by summary_cache_sim
+// (docs/results/summary-cache.md).
 //
 // Pure state: time is passed in. Thread-safety: none.
 #ifndef PEERBLOOM_PUBLISH_POLICY_H_
@@ -20,18 +25,26 @@
 namespace peerbloom {
 
 struct PublishPolicyOptions {
-  // Default: 0.05. Publish and flush at once when pending positions exceed this fraction of
-  // the summary's bits (config key publish_threshold).
+  // Default: 0.05. A batch is also full when pending positions exceed this fraction of the
+  // summary's bits (config key publish_threshold): a small summary's batches stay small.
   double threshold = 0.05;
-  // Default: 1000. The gossip interval; publications are half of it apart at most.
+  // Default: 1000. The gossip interval; batches are a tenth of it apart at least.
   int64_t gossip_interval_ms = 1000;
-  // Default: 0, meaning gossip_interval_ms / 2. How long after the last publication a pending
-  // change is published at the latest (config key publish_max_delay): longer batches more
-  // changes into a delta (fewer messages) and lets peers miss a new object for longer.
+  // Default: 0, meaning kDefaultMaxDelayMs. How long the oldest pending change waits at most
+  // (config key publish_max_delay): longer batches more changes into a delta (fewer messages
+  // when the cache changes slowly) and lets peers miss a new object for longer.
   int64_t max_delay_ms = 0;
+  // Default: 0, meaning kDefaultBatch. Pending summary positions that make a full batch
+  // (config key publish_batch).
+  uint64_t batch = 0;
 };
 
-enum class PublishAction { kWait, kPublish, kPublishAndFlush };
+inline constexpr int64_t kDefaultPublishMaxDelayMs = 2000;
+inline constexpr uint64_t kDefaultPublishBatch = 256;
+
+enum class PublishAction { kWait, kPublish };
+// Why the last publication was due.
+enum class PublishReason { kNone, kBatch, kMaxDelay };
 
 class PublishPolicy {
  public:
@@ -39,17 +52,34 @@ class PublishPolicy {
   explicit PublishPolicy(const PublishPolicyOptions& options) : options_(options) {}
 
   // What to do now that `pending` summary positions are dirty (SummaryBuilder::pending())
-  // in a summary of `summary_bits` bits.
-  PublishAction Decide(uint64_t pending, uint64_t summary_bits, int64_t now_ms) const noexcept;
-  // A publication happened at `now_ms` (whatever its outcome): the next timed one is due half
-  // a gossip interval later.
+  // in a summary of `summary_bits` bits. Notes when the oldest pending change was first seen,
+  // so the caller asks after every change.
+  PublishAction Decide(uint64_t pending, uint64_t summary_bits, int64_t now_ms) noexcept;
+  // A publication happened at `now_ms` (whatever its outcome).
   void Published(int64_t now_ms) noexcept;
-  // When a pending change is published at the latest (for the loop's deadline).
-  int64_t next_publish_ms() const noexcept { return next_publish_ms_; }
+  // When the pending changes are due at the latest (INT64_MAX when none are pending), as of
+  // the last Decide: for the caller's deadline.
+  int64_t next_publish_ms() const noexcept { return due_ms_; }
+  // Why the publication Decide asked for was due.
+  PublishReason reason() const noexcept { return reason_; }
+
+  int64_t max_delay_ms() const noexcept {
+    return options_.max_delay_ms > 0 ? options_.max_delay_ms : kDefaultPublishMaxDelayMs;
+  }
+  uint64_t batch() const noexcept {
+    return options_.batch > 0 ? options_.batch : kDefaultPublishBatch;
+  }
 
  private:
+  int64_t MinGapMs() const noexcept;
+
   PublishPolicyOptions options_;
-  int64_t next_publish_ms_ = 0;
+  bool published_ = false;
+  int64_t last_publish_ms_ = 0;
+  bool pending_seen_ = false;
+  int64_t first_pending_ms_ = 0;
+  int64_t due_ms_ = INT64_MAX;
+  PublishReason reason_ = PublishReason::kNone;
 };
 
 }  // namespace peerbloom
