@@ -107,6 +107,7 @@ Status Daemon::StartGossip(uint64_t epoch) {
   o.failure_timeout_ms = config_.failure_timeout_ms;
   o.anti_entropy_interval_ms = config_.anti_entropy_interval_ms;
   o.failure_detector = config_.failure_detector;
+  o.probe_interval_ms = config_.probe_interval_ms;
   o.suspicion_timeout_ms = config_.suspicion_timeout_ms;
   o.fanout = config_.fanout;
   o.cluster_tag = ClusterTag(config_.cluster_secret);

@@ -24,8 +24,7 @@ Membership::Membership(const GossipOptions& options, GossipStats* stats, EpochLi
                                              ? options.heartbeat_interval_ms
                                              : options.failure_timeout_ms / 4)),
       probe_mode_(options.failure_detector == FailureDetector::kProbe),
-      suspicion_ms_(options.suspicion_timeout_ms > 0 ? options.suspicion_timeout_ms
-                                                     : options.failure_timeout_ms * 4 / 5) {
+      suspicion_ms_(SuspicionTimeoutMs(options)) {
   // Distinct nodes given the same seed still choose differently.
   const uint64_t id_mix =
       SipHash64(1, 3, DeriveIndexKey("gossip rng"), node_id_.data(), node_id_.size());

@@ -1,4 +1,5 @@
 // Validation of GossipOptions.
+#include <algorithm>
 #include <string>
 
 #include "lib/gossip/engine.h"
@@ -39,6 +40,10 @@ Status ValidateTimes(const GossipOptions& o) {
   if (o.neighbour_shuffle_ms <= 0) {
     return NonPositive("neighbour_shuffle_ms", o.neighbour_shuffle_ms);
   }
+  if (o.probe_interval_ms < 0 || o.suspicion_timeout_ms < 0) {
+    return Status::InvalidArgument(
+        "gossip options 'probe_interval_ms' and 'suspicion_timeout_ms' must not be negative");
+  }
   if (o.forget_dead_after_ms < 0) {
     return Status::InvalidArgument("gossip option 'forget_dead_after_ms' must not be negative");
   }
@@ -55,6 +60,16 @@ Status ValidateTimes(const GossipOptions& o) {
 
 int64_t EffectiveHeartbeatMs(const GossipOptions& o) {
   return o.heartbeat_interval_ms > 0 ? o.heartbeat_interval_ms : o.failure_timeout_ms / 4;
+}
+
+int64_t ProbeIntervalMs(const GossipOptions& o) noexcept {
+  return o.probe_interval_ms > 0 ? o.probe_interval_ms : 2 * o.gossip_interval_ms;
+}
+
+int64_t SuspicionTimeoutMs(const GossipOptions& o) noexcept {
+  if (o.suspicion_timeout_ms > 0) return o.suspicion_timeout_ms;
+  const int64_t probe = ProbeIntervalMs(o);
+  return std::max(probe, o.failure_timeout_ms - 5 * probe / 2);
 }
 
 Status ValidateGossipOptions(const GossipOptions& o) {

@@ -9,7 +9,7 @@ namespace peerbloom {
 
 Prober::Prober(const GossipOptions& options, Membership* members, Dissemination* versions,
                Outbox* outbox, GossipStats* stats)
-    : interval_ms_(options.gossip_interval_ms),
+    : interval_ms_(ProbeIntervalMs(options)),
       indirect_(options.indirect_probes),
       members_(members),
       versions_(versions),

@@ -1,11 +1,11 @@
 // Prober: the probing half of the probe failure detector (docs/gossip.md, "Probe failure
 // detection").
 //
-// Every gossip interval it pings one linked member that probes, taken in turn from a shuffled
-// list of the links (every link once per turn). No ack within half an interval: it asks
-// `indirect_probes` other linked members to ping the target and relay its ack. No ack at all
-// by the end of the interval: the target is suspected (Membership::Suspect), and the engine
-// announces the suspicion. It also answers the pings and ping-reqs of others, and pings a
+// Every probe interval (GossipOptions::probe_interval_ms) it pings one linked member that probes,
+// taken in turn from a shuffled list of the links (every link once per turn). No ack within half an
+// interval: it asks `indirect_probes` other linked members to ping the target and relay its ack. No
+// ack at all by the end of the interval: the target is suspected (Membership::Suspect), and the
+// engine announces the suspicion. It also answers the pings and ping-reqs of others, and pings a
 // member whose suspicion it heard of (a confirmation: the ping tells the member it is
 // suspected, so it refutes at once).
 //
@@ -33,9 +33,9 @@ namespace peerbloom {
 
 class Prober {
  public:
-  // Uses node_id, gossip_interval_ms, indirect_probes and rng_seed of `options`. The rest must
-  // outlive it.
-  // `versions`: the versions taken lately, which ride on every probe frame sent.
+  // Uses node_id, probe_interval_ms (ProbeIntervalMs), indirect_probes and rng_seed of `options`.
+  // The rest must outlive it. `versions`: the versions taken lately, which ride on every probe
+  // frame sent.
   Prober(const GossipOptions& options, Membership* members, Dissemination* versions, Outbox* outbox,
          GossipStats* stats);
   Prober(const Prober&) = delete;

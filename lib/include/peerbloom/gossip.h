@@ -68,7 +68,7 @@ enum class FailureDetector : uint8_t {
   // member whose heartbeat has not advanced within the failure timeout is dead. The cost per
   // node grows with the cluster.
   kHeartbeat = 0,
-  // Each node probes one linked member per gossip interval (directly, then through
+  // Each node probes one linked member per probe interval (directly, then through
   // `indirect_probes` others); a member that answers neither is suspected, the suspicion
   // spreads, and a member that does not refute it within the suspicion timeout is dead.
   // Digests carry only changes. Members that do not probe (older versions, kHeartbeat) are
@@ -150,10 +150,14 @@ struct GossipOptions {
   FailureDetector failure_detector = FailureDetector::kHeartbeat;
   // Default: 3. kProbe: members asked to probe a member that did not answer a direct probe.
   unsigned indirect_probes = 3;
-  // Default: 0, meaning 4/5 of failure_timeout_ms. kProbe: a suspected member that does not
-  // refute the suspicion within this is dead. With the first probe's interval, a killed node
-  // is dead about when heartbeats would have said so, so a node that restarts within the
-  // failure timeout is never listed dead meanwhile (its old summary answers until the new).
+  // Default: 0, meaning twice gossip_interval_ms. kProbe: the protocol period: one member is
+  // probed per period (a ping and its ack: one frame sent and one answered per node and
+  // period at rest), indirectly after half of it, and suspected at its end.
+  int64_t probe_interval_ms = 0;
+  // Default: 0, meaning failure_timeout_ms less 2.5 probe intervals (at least one probe
+  // interval). kProbe: a suspected member that does not refute the suspicion within this is
+  // dead. With the wait for a probe and the probe that raised it, a killed node is dead about
+  // when heartbeats would have said so (the failure timeout, median).
   int64_t suspicion_timeout_ms = 0;
   // Default: kWireVersion. For tests of mixed clusters only: 3 makes the engine act as the
   // previous release (heartbeat detector) does on the wire: it writes version 3 frames,
@@ -161,6 +165,10 @@ struct GossipOptions {
   // flags, as a version 3 reader skips them.
   uint8_t wire_version = kWireVersion;
 };
+
+// The probe interval and suspicion timeout `options` give (their 0 defaults resolved).
+int64_t ProbeIntervalMs(const GossipOptions& options) noexcept;
+int64_t SuspicionTimeoutMs(const GossipOptions& options) noexcept;
 
 // InvalidArgument naming the first bad field of `options`, Ok otherwise. The GossipEngine
 // constructor REQUIRES options that pass.
