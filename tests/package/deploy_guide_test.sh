@@ -251,8 +251,8 @@ import json, sys
 me, peers = sys.argv[1], {p["node_id"]: p for p in json.load(sys.stdin)}
 others = {"cache-01", "cache-02", "cache-03"} - {me}
 bad = [n for n in others if n not in peers or not peers[n]["alive"]
-       or peers[n]["last_heard_ms_ago"] > 3500]
-sys.exit("%s: not alive or not heard within 3.5 s: %s" % (me, bad) if bad else 0)' "$h" ||
+       or peers[n]["last_heard_ms_ago"] > 6500]
+sys.exit("%s: not alive or not heard within 6.5 s: %s" % (me, bad) if bad else 0)' "$h" ||
           fail "peers: $(cat "$out".*.out)"
       done
       t_alive=$(now)

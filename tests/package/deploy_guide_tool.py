@@ -29,6 +29,10 @@ import time
 # The stream: requests over distinct URLs chosen Zipf(ALPHA), paced at RATE a second,
 # sent to the proxies in turn. Both runs replay the same choices under their own prefix.
 REQUESTS, URLS, ALPHA, RATE, SEED = 2000, 1000, 0.8, 100.0, 20240611
+# A URL its holder fetched this long before is in the summary the requester holds: the holder
+# publishes within publish_max_delay (2 s) of the fetch, plus a second for store.log and the
+# delta.
+LATE_S = 3.0
 
 
 def cmd_blocks(guide, out_dir):
@@ -190,10 +194,10 @@ def cmd_tally(stream_file, origin_log, *addr_logs):
     t["requests"] = len(records)
     t["errors"] = sum(r["status"] != 200 for r in records)
     t["servable"] = sum(r["servable"] for r in records)
-    t["servable_late"] = sum(r["servable"] and r["since"] > 2.0 for r in records)
+    t["servable_late"] = sum(r["servable"] and r["since"] > LATE_S for r in records)
     t["seconds"] = run["seconds"]
     t["stream"] = stream_file
-    late = {(r["proxy"], r["url"]) for r in records if r["servable"] and r["since"] > 2.0}
+    late = {(r["proxy"], r["url"]) for r in records if r["servable"] and r["since"] > LATE_S}
     servable = {(r["proxy"], r["url"]) for r in records if r["servable"]}
     t["routed_servable"] = len(routed_urls & servable)
     t["routed_servable_late"] = len(routed_urls & late)
@@ -319,8 +323,8 @@ def cmd_figures(a_file, before, after, b_file, detect_file, propagate_file, help
         "turn; with routing %.1f s, without %.1f s" % (REQUESTS, URLS, ALPHA, RATE,
                                                       a["seconds"], b["seconds"]),
         "peer-servable misses routed to the peer that held the URL: %d of %d (%.1f %%); of those "
-        "whose first holder had fetched the URL more than 2 s before: %d of %d (%.1f %%)" % (
-            a["routed_servable"], a["servable"], pct(a["routed_servable"], a["servable"]),
+        "whose first holder had fetched the URL more than %.0f s before: %d of %d (%.1f %%)" % (
+            a["routed_servable"], a["servable"], pct(a["routed_servable"], a["servable"]), LATE_S,
             a["routed_servable_late"], a["servable_late"],
             pct(a["routed_servable_late"], a["servable_late"])),
         "false hits: %d, as the daemons count them (resets at the peers: %d): %.2f %% of the "
@@ -372,15 +376,16 @@ def cmd_figures(a_file, before, after, b_file, detect_file, propagate_file, help
             false_hits, a["peer_resets"]))
     if helper["median_ms"] > 5:
         problems.append("the helper's median round trip is above 5 ms")
-    # What the guide states: dead once a probe went unanswered and the suspicion (8 s) ran
-    # out: a neighbour pings it every second or two, so from 8 s after the stop begins
-    # (a probe sent just then) to about 11 s after it ends, and a gossip round more for news
-    # through the third node; a new summary reaches the others within about a second.
-    if min(detect) < 8.0 or max(detect) > 14.0:
-        problems.append("failure detection outside 8-14 s: %s" % detect)
-    if max(heard) > 3.5:
-        problems.append("HEARD above 3.5 s: %.2f s" % max(heard))
-    if statistics.median(propagate) > 1.5 or max(propagate) > 3:
+    # What the guide states: dead once a probe went unanswered (a 2 s probe period) and the
+    # suspicion (5 s) ran out: from 7 s after the daemon stops (a probe sent just then) to
+    # about 13 s (each neighbour probes it within three periods), and about a second more for
+    # the stop itself; HEARD below 6.5 s (a neighbour's ping or ack every 2 to 6 s); a new
+    # summary reaches the others within publish_max_delay (2 s) and a second.
+    if min(detect) < 7.0 or max(detect) > 14.0:
+        problems.append("failure detection outside 7-14 s: %s" % detect)
+    if max(heard) > 6.5:
+        problems.append("HEARD above 6.5 s: %.2f s" % max(heard))
+    if statistics.median(propagate) > 3 or max(propagate) > 3.5:
         problems.append("summaries took longer than the guide says: %s" % propagate)
     for p in problems:
         print("FAIL: " + p, file=sys.stderr)
