@@ -42,7 +42,7 @@ struct SimOptions {
   // timer; the failure timeout and anti-entropy interval scale with it (see Gossip below).
   int64_t gossip_interval_ms = 1000;
   double publish_threshold = 0.05;  // Default: the daemon's 0.05.
-  int64_t publish_delay_ms = 0;     // Default: 0, the daemon's (kDefaultPublishMaxDelayMs).
+  int64_t publish_delay_ms = 0;     // Default: 0, the daemon's (two gossip intervals).
   uint64_t publish_batch = 0;       // Default: 0, the daemon's (kDefaultPublishBatch).
   int64_t latency_ms = 2;           // Default: 2 ms one way between daemons.
   double warmup = 0.1;         // Default: 0.1. Share of the stream served before counting starts.

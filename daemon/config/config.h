@@ -104,7 +104,7 @@ struct Config {
   // Default: 0.05. A batch of changes is full (published) when pending positions exceed this
   // fraction of the summary's bits (peerbloom/publish_policy.h).
   double publish_threshold = 0.05;
-  // 0: kDefaultPublishMaxDelayMs (2 s). The oldest pending change is published at most this
+  // 0: twice gossip_interval_ms (2 s). The oldest pending change is published at most this
   // long after it was made.
   int64_t publish_max_delay_ms = 0;
   // 0: kDefaultPublishBatch (256). Pending summary positions that make a full batch.

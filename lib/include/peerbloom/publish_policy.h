@@ -9,7 +9,8 @@
 //    summary's bits): publish, though not sooner than a tenth of a gossip interval after the
 //    last publication, so a node whose cache churns fast sends at most ten deltas per
 //    interval;
-//  - otherwise publish when the oldest pending change is `max_delay_ms` old.
+//  - otherwise publish when the oldest pending change is `max_delay_ms` old (two gossip
+//    intervals by default).
 // So a busy cache publishes every `batch` positions (its peers miss a new object for the time
 // a batch takes to fill: a few tenths of a second at a thousand requests per second), and a
 // quiet one every `max_delay_ms` at most, with everything that changed meanwhile in one delta,
@@ -20,6 +21,7 @@
 #ifndef PEERBLOOM_PUBLISH_POLICY_H_
 #define PEERBLOOM_PUBLISH_POLICY_H_
 
+#include <algorithm>
 #include <cstdint>
 
 namespace peerbloom {
@@ -30,16 +32,16 @@ struct PublishPolicyOptions {
   double threshold = 0.05;
   // Default: 1000. The gossip interval; batches are a tenth of it apart at least.
   int64_t gossip_interval_ms = 1000;
-  // Default: 0, meaning kDefaultMaxDelayMs. How long the oldest pending change waits at most
-  // (config key publish_max_delay): longer batches more changes into a delta (fewer messages
-  // when the cache changes slowly) and lets peers miss a new object for longer.
+  // Default: 0, meaning twice gossip_interval_ms. How long the oldest pending change waits at
+  // most (config key publish_max_delay): longer batches more changes into a delta (fewer
+  // messages when the cache changes slowly) and lets peers miss a new object for longer. A
+  // cluster set to gossip faster gets fresher summaries with it.
   int64_t max_delay_ms = 0;
   // Default: 0, meaning kDefaultBatch. Pending summary positions that make a full batch
   // (config key publish_batch).
   uint64_t batch = 0;
 };
 
-inline constexpr int64_t kDefaultPublishMaxDelayMs = 2000;
 inline constexpr uint64_t kDefaultPublishBatch = 256;
 
 enum class PublishAction { kWait, kPublish };
@@ -64,7 +66,8 @@ class PublishPolicy {
   PublishReason reason() const noexcept { return reason_; }
 
   int64_t max_delay_ms() const noexcept {
-    return options_.max_delay_ms > 0 ? options_.max_delay_ms : kDefaultPublishMaxDelayMs;
+    return options_.max_delay_ms > 0 ? options_.max_delay_ms
+                                     : std::max<int64_t>(1, 2 * options_.gossip_interval_ms);
   }
   uint64_t batch() const noexcept {
     return options_.batch > 0 ? options_.batch : kDefaultPublishBatch;

@@ -60,10 +60,12 @@ TEST(PublishPolicy, TheThresholdFillsABatchOfASmallSummary) {
 
 TEST(PublishPolicy, ZeroMeansTheDefaults) {
   PublishPolicy p({0.05, 1000});
-  EXPECT_EQ(p.max_delay_ms(), kDefaultPublishMaxDelayMs);
+  EXPECT_EQ(p.max_delay_ms(), 2000);  // two gossip intervals
   EXPECT_EQ(p.batch(), kDefaultPublishBatch);
   EXPECT_EQ(p.Decide(1, kBits, 0), PublishAction::kWait);
-  EXPECT_EQ(p.next_publish_ms(), kDefaultPublishMaxDelayMs);
+  EXPECT_EQ(p.next_publish_ms(), 2000);
+  // A cluster that gossips faster publishes sooner.
+  EXPECT_EQ(PublishPolicy({0.05, 200}).max_delay_ms(), 400);
   EXPECT_EQ(p.Decide(kDefaultPublishBatch, kBits, 1), PublishAction::kPublish);  // first ever
 }
 
