@@ -46,6 +46,7 @@ struct LargeSimOptions {
   int64_t settle_limit_s = 120;
   int samples_per_node = 5;  // keys checked per live node at the end
   FailureDetector detector = FailureDetector::kHeartbeat;
+  int64_t probe_interval_ms = 0;  // 0: the default (GossipOptions::probe_interval_ms)
 };
 
 struct Distribution {
@@ -226,6 +227,7 @@ class LargeSim {
   static GossipOptions Base(const LargeSimOptions& o) {
     GossipOptions g = SimCluster::DefaultOptions();
     g.failure_detector = o.detector;
+    g.probe_interval_ms = o.probe_interval_ms;
     return g;
   }
 
