@@ -195,9 +195,8 @@ class SummaryCacheSim {
     while (true) {
       int64_t due = INT64_MAX;
       for (int i = 0; i < o_.nodes; ++i) {
-        if (cluster_.node(i).builder->pending() > 0) {
-          due = std::min(due, policies_[i].next_publish_ms());
-        }
+        due = std::min(
+            due, policies_[i].NextPublishMs(cluster_.node(i).builder->pending(), cluster_.now()));
       }
       if (due > t) break;
       cluster_.RunUntil(std::max(due, cluster_.now()));

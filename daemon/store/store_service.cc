@@ -180,8 +180,7 @@ void StoreService::Poll(int64_t now) {
 }
 
 int64_t StoreService::NextDeadline(int64_t now) const {
-  int64_t deadline = INT64_MAX;
-  if (store_->builder()->pending() > 0) deadline = publish_policy_.next_publish_ms();
+  int64_t deadline = publish_policy_.NextPublishMs(store_->builder()->pending(), now);
   if (snapshot_writer_->busy()) {
     // Look for the write's end now and then; its deadline waits until it has ended.
     deadline = std::min(deadline, now + kSnapshotCheckMs);

@@ -59,9 +59,13 @@ class PublishPolicy {
   PublishAction Decide(uint64_t pending, uint64_t summary_bits, int64_t now_ms) noexcept;
   // A publication happened at `now_ms` (whatever its outcome).
   void Published(int64_t now_ms) noexcept;
-  // When the pending changes are due at the latest (INT64_MAX when none are pending), as of
-  // the last Decide: for the caller's deadline.
-  int64_t next_publish_ms() const noexcept { return due_ms_; }
+  // The caller's deadline with `pending` summary positions dirty: INT64_MAX when none are,
+  // `now_ms` when the last Decide did not see them yet (a change made since: deciding at once
+  // notes its time), else when they are due at the latest.
+  int64_t NextPublishMs(uint64_t pending, int64_t now_ms) const noexcept {
+    if (pending == 0) return INT64_MAX;
+    return pending_seen_ ? due_ms_ : now_ms;
+  }
   // Why the publication Decide asked for was due.
   PublishReason reason() const noexcept { return reason_; }
 
