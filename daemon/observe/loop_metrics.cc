@@ -44,7 +44,7 @@ std::string_view FrameTypeName(std::string_view frame) {
   if (!HasMagic(frame)) return "unknown";
   const auto type = static_cast<uint8_t>(frame[kTypeOffset]);
   if (type < static_cast<uint8_t>(WireType::kDigest) ||
-      type > static_cast<uint8_t>(WireType::kProbe)) {
+      type > static_cast<uint8_t>(WireType::kResend)) {
     return "unknown";
   }
   return WireTypeName(static_cast<WireType>(type));

@@ -22,7 +22,10 @@ Dissemination::Dissemination(const GossipOptions& options, const Membership& mem
       summaries_(summaries),
       outbox_(outbox),
       stats_(stats),
-      sigs_(sigs) {}
+      sigs_(sigs),
+      // A link delivers in order (one connection per sender): a gap is a loss, asked for at
+      // once but for a fiftieth of an interval that lets a simulated reordering settle.
+      links_in_(std::max<int64_t>(1, gossip_interval_ms_ / 50), RepairRetryMs(), stats) {}
 
 // Heartbeat digests in which an entry carries the epoch certificate after the epoch changed:
 // a peer that lost one copy gets another, and complete digests carry it always.
@@ -40,6 +43,7 @@ void Dissemination::OnNewEpoch(const std::string& id) {
   st->no_push.clear();
   st->pruned_here.clear();
   st->prune_pending.clear();
+  st->graft_pending.clear();
 }
 
 void Dissemination::Forget(const std::string& id) {
@@ -47,6 +51,8 @@ void Dissemination::Forget(const std::string& id) {
   state_.erase(id);
   cert_rounds_.erase(id);
   awaited_.erase(id);
+  lacking_since_.erase(id);
+  links_in_.Forget(id);
 }
 
 const OriginState* Dissemination::Find(std::string_view id) const {
@@ -249,10 +255,18 @@ void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Membe
   summaries_->SetEncoded(m->id, bytes);
   st.last_from = sender.id;
   advanced_.insert(m->id);
+  RestorePath(m->id, sender.id);
+}
+
+bool Dissemination::OnLinkSeq(const Member& sender, uint64_t sender_epoch, uint64_t seq,
+                              int64_t now_ms) {
+  const bool again = links_in_.Note(sender.id, sender_epoch, seq, now_ms);
+  next_repair_ms_ = std::min(next_repair_ms_, links_in_.NextDueMs());
+  return again;
 }
 
 void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const Member* m,
-                            const Member& sender, int64_t now_ms) {
+                            const Member& sender, int64_t now_ms, bool again) {
   ++stats_->deltas_in;
   if (m == nullptr) {
     ++stats_->stale_dropped;  // about this node, or an old incarnation
@@ -260,7 +274,7 @@ void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const
   }
   if (d.epoch == m->epoch && HoldsCurrent(*m) && d.version <= HeldVersion(m->id)) {
     ++stats_->stale_dropped;  // a duplicate through another path
-    NoteDuplicate(sender, *m);
+    if (!again) NoteDuplicate(sender, *m);
     return;
   }
   // A delta of a new epoch never applies to the old epoch's stand-in, whatever its base: the
@@ -282,6 +296,7 @@ void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const
   st.last_from = sender.id;
   if (d.version >= st.announced_version) st.announced_ms = kNeverMs;
   advanced_.insert(m->id);
+  RestorePath(m->id, sender.id);
   Relay(frame, sender.id, m->id, now_ms);
 }
 
@@ -296,6 +311,9 @@ bool Dissemination::Serve(const Member& to, const FullRequest& q) {
     epoch = m->epoch;
   }
   if (epoch < q.epoch) return true;
+  // The requester is as current as this node: nothing to send (a catch-up after a graft).
+  const uint64_t held = q.origin == node_id_ ? self_->announced_version() : HeldVersion(q.origin);
+  if (epoch == q.epoch && q.have_version > 0 && q.have_version >= held) return true;
   // Answering costs an encoding at worst: stop once the queue is full.
   if (outbox_->QueueFull(to.endpoint)) {
     ++stats_->queue_dropped;
@@ -335,6 +353,29 @@ void Dissemination::WantFull(const Member& m, std::vector<FullRequest>* requests
   if (now_ms - st.full_requested_ms < window) return;
   st.full_requested_ms = now_ms;
   requests->push_back(FullRequest{m.id, m.epoch, have});
+}
+
+// Summaries normally come with the join exchange, or are asked of whoever announced them. A
+// copy lost on a link with nothing after it (no gap to see) and never announced again would
+// otherwise wait for anti-entropy, whose interval grows with the cluster.
+void Dissemination::RequestLacking(int64_t now_ms) {
+  for (const auto& [id, m] : members_.members()) {
+    const bool lacking =
+        m.epoch > 0 && !m.endpoint.empty() && members_.Alive(m, now_ms) && !HoldsCurrent(m);
+    if (!lacking) {
+      lacking_since_.erase(id);
+      continue;
+    }
+    const int64_t since = lacking_since_.emplace(id, now_ms).first->second;
+    const OriginState* st = Find(id);
+    const bool awaited = st != nullptr && st->announced_ms != kNeverMs;
+    if (awaited || now_ms - since < 2 * gossip_interval_ms_) continue;
+    std::vector<FullRequest> requests;
+    WantFull(m, &requests, now_ms);
+    if (requests.empty()) continue;
+    ++stats_->resyncs_requested;
+    SendRequests(m, requests);
+  }
 }
 
 void Dissemination::Resync(const Member& sender, const Member& m, int64_t now_ms,

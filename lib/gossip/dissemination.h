@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "lib/gossip/link_streams.h"
 #include "lib/gossip/local_node.h"
 #include "lib/gossip/membership.h"
 #include "lib/gossip/origin_sigs.h"
@@ -45,12 +46,14 @@ struct OriginState {
   StringSet no_push;
   StringSet pruned_here;
   std::vector<std::string> prune_pending;
+  // Origins pruned here to graft back on this link at the next round (RestorePath).
+  std::vector<std::string> graft_pending;
 };
 
 class Dissemination {
  public:
   // How many probe frames carry each version taken (the probe detector).
-  static constexpr int kPiggybackSends = 3;
+  static constexpr int kPiggybackSends = 2;
   // Uses node_id, gossip_interval_ms of `options`. Everything else must outlive it.
   // `sigs` supplies the epoch certificates digests carry.
   Dissemination(const GossipOptions& options, const Membership& members, LocalNode* self,
@@ -84,8 +87,13 @@ class Dissemination {
   // `state_sig`: the origin's signature that came with it (checked by the caller).
   void OnFull(const Summary& summary, std::string_view bytes, const Member* origin,
               const Member& sender, int64_t now_ms, std::string_view state_sig = {});
+  // `again`: the frame came before on its link or fills a gap there (OnLinkSeq), so a copy
+  // already held is no second path to prune.
   void OnDelta(const WireFrame& frame, const SummaryDelta& delta, const Member* origin,
-               const Member& sender, int64_t now_ms);
+               const Member& sender, int64_t now_ms, bool again = false);
+  // A numbered summary frame (wire version 5) from `sender`: gaps in its stream are asked for
+  // again by Repair. Returns LinkStreams::Note's answer.
+  bool OnLinkSeq(const Member& sender, uint64_t sender_epoch, uint64_t seq, int64_t now_ms);
   void OnPrune(const Member& sender, const std::vector<std::string>& origins);
   void OnGraft(const Member& sender, const std::vector<std::string>& origins);
   // A request for `q.origin` grafts it: the requester missed something.
@@ -95,11 +103,15 @@ class Dissemination {
   bool Serve(const Member& to, const FullRequest& q);
 
   // Round work.
-  // Links that stopped carrying deltas leave origins without a path: graft them elsewhere.
+  // Links that stopped carrying deltas (or whose member is suspected) leave origins without a
+  // path: graft them elsewhere and ask there for what the lost link would have brought.
   void GraftLostLinks(const std::vector<LinkTarget>& targets);
   // Versions announced but not delivered within a tenth of an interval: graft and ask the
   // announcer (again an interval later while still missing).
   void Repair(int64_t now_ms);
+  // Live members whose current summary this node has lacked for two rounds with none
+  // announced (a copy lost with nothing after it on its link): asked of the member itself.
+  void RequestLacking(int64_t now_ms);
   // When Repair has work next (INT64_MAX: none).
   int64_t NextRepairMs() const { return next_repair_ms_; }
   // This node's pending update to its delta links (or a full summary to every link).
@@ -124,7 +136,7 @@ class Dissemination {
   // A probe's versions: those not held are awaited and repaired like a digest's.
   void OnPiggyback(const std::vector<VersionAnnouncement>& versions, const Member& sender,
                    int64_t now_ms);
-  // Prunes noted while handling frames, one frame per link.
+  // Prunes and grafts noted while handling frames, one frame of each per link.
   void SendPrunes();
   // A restarted member that fell silent before its new summary came: its stand-in goes.
   void DropSilentStandIns(int64_t now_ms);
@@ -145,6 +157,10 @@ class Dissemination {
   void TakeAnnouncements(DigestBody* body, int64_t now_ms);
   void NoteAnnounced(const Member& m, const DigestEntry& e, const Member& sender, int64_t now_ms);
   void NoteDuplicate(const Member& sender, const Member& origin);
+  // A version of `origin` that came from `from`, off the delta links (a repair answered by an
+  // announcer or by the origin): the relay tree has no path here for it, so the delta links
+  // that pruned it are grafted back at the next round.
+  void RestorePath(const std::string& origin, const std::string& from);
   bool Pushes(const LinkTarget& t, std::string_view origin) const;
   void Relay(const WireFrame& frame, const std::string& from, const std::string& origin,
              int64_t now_ms);
@@ -199,6 +215,10 @@ class Dissemination {
   // looks at, instead of every member each time.
   StringSet awaited_;
   int64_t next_repair_ms_ = INT64_MAX;
+  // Members seen lacking a current summary at a round, since when (RequestLacking).
+  StringMap<int64_t> lacking_since_;
+  // Numbered summary streams from the members: frames lost on a link, asked for again.
+  LinkStreams links_in_;
 };
 
 }  // namespace peerbloom

@@ -22,6 +22,8 @@ GossipEngine::Impl::Impl(GossipOptions options)
       imports_(opt_, membership_, &summaries_, &outbox_, &stats_, &sigs_) {
   SetSeeds(opt_.seeds, 0);
   membership_.SetListed(opt_.listed);
+  outbox_.SetChosenLookup(
+      [this](const std::string& endpoint) { return membership_.ChoseEndpoint(endpoint); });
 }
 
 void GossipEngine::Impl::SetListed(std::vector<ListedNode> listed, int64_t now_ms) {

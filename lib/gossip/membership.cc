@@ -427,6 +427,14 @@ std::vector<const Member*> Membership::Revived(int64_t now_ms) {
   return out;
 }
 
+bool Membership::ChoseEndpoint(const std::string& endpoint) const {
+  for (std::string_view id : maybe_linked_) {
+    const Member* m = Find(id);
+    if (m != nullptr && m->chosen && m->endpoint == endpoint) return true;
+  }
+  return false;
+}
+
 Membership::NeighbourChange Membership::RefreshNeighbours(int64_t now_ms) {
   const bool shuffle = now_ms >= next_shuffle_ms_;
   if (shuffle) next_shuffle_ms_ = now_ms + shuffle_ms_;

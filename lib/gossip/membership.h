@@ -183,6 +183,9 @@ class Membership {
   bool IsSeed(const Member& m) const;
   // In this node's own neighbour set (a random pick).
   bool Chosen(const Member& m) const { return m.chosen; }
+  // Whether a member this node chose as a neighbour is at `endpoint` (looks at the linked
+  // members only).
+  bool ChoseEndpoint(const std::string& endpoint) const;
   bool IsLinked(const Member& m, int64_t now_ms) const;
 
  private:

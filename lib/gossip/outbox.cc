@@ -34,6 +34,17 @@ WireHeader Outbox::Header(bool chosen, bool contact) const {
   return h;
 }
 
+void Outbox::SetChosenLookup(std::function<bool(const std::string& endpoint)> chosen) {
+  chosen_ = std::move(chosen);
+}
+
+WireHeader Outbox::HeaderTo(const std::string& endpoint, bool chosen, bool contact) const {
+  if (!chosen_) return Header(chosen, contact);
+  WireHeader h = Header(chosen_(endpoint), contact);
+  if ((h.flags & kWireFlagNeighbour) == 0) h.flags |= kWireFlagUnlink;
+  return h;
+}
+
 void Outbox::Send(const std::string& endpoint, const std::string& public_key, std::string payload,
                   WireType type) {
   size_t& pending = pending_bytes_[endpoint];
@@ -54,7 +65,7 @@ void Outbox::Send(const std::string& endpoint, const std::string& public_key, st
 void Outbox::SendDigest(const std::string& endpoint, const std::string& public_key, bool chosen,
                         const DigestBody& body) {
   std::string payload;
-  if (!EncodeDigestFrame(Header(chosen, true), body, &payload).ok()) return;
+  if (!EncodeDigestFrame(HeaderTo(endpoint, chosen, true), body, &payload).ok()) return;
   Send(endpoint, public_key, std::move(payload), WireType::kDigest);
 }
 
@@ -64,26 +75,75 @@ void Outbox::SendSummaryBytes(const std::string& endpoint, const std::string& pu
   std::string payload;
   // Deltas, the bulk of the traffic, leave the contact out: every link starts with a digest.
   const bool contact = type != WireType::kDelta;
-  if (!EncodeSummaryFrame(Header(chosen, contact), type, codec_bytes, &payload, state_sig,
-                          delta_sig)
+  Stream* stream = StreamTo(endpoint);
+  const uint64_t seq = stream != nullptr ? stream->next_seq : 0;
+  if (!EncodeSummaryFrame(HeaderTo(endpoint, chosen, contact), type, codec_bytes, &payload,
+                          state_sig, delta_sig, seq)
            .ok()) {
     return;
   }
+  Keep(stream, seq, type, payload);
   Send(endpoint, public_key, std::move(payload), type);
+}
+
+Outbox::Stream* Outbox::StreamTo(const std::string& endpoint) {
+  return wire_version_ >= 5 && !endpoint.empty() ? &streams_[endpoint] : nullptr;
+}
+
+void Outbox::SendResend(const std::string& endpoint, const std::string& public_key,
+                        const std::vector<uint64_t>& seqs) {
+  std::string payload;
+  if (!EncodeResendFrame(HeaderTo(endpoint, false, false), seqs, &payload).ok()) return;
+  ++stats_->resends_asked;
+  Send(endpoint, public_key, std::move(payload), WireType::kResend);
+}
+
+void Outbox::Keep(Stream* stream, uint64_t seq, WireType type, const std::string& payload) {
+  if (stream == nullptr) return;
+  ++stream->next_seq;
+  if (payload.size() > kKeptBytes) return;  // a gap the receiver repairs otherwise
+  stream->kept.push_back(Kept{seq, type, payload});
+  stream->kept_bytes += payload.size();
+  while (stream->kept.size() > kKeptFrames || stream->kept_bytes > kKeptBytes) {
+    stream->kept_bytes -= stream->kept.front().payload.size();
+    stream->kept.pop_front();
+  }
+}
+
+size_t Outbox::Resend(const std::string& endpoint, const std::string& public_key,
+                      const std::vector<uint64_t>& seqs) {
+  auto it = streams_.find(endpoint);
+  if (it == streams_.end()) return 0;
+  const std::deque<Kept>& kept = it->second.kept;
+  size_t sent = 0;
+  for (uint64_t seq : seqs) {
+    auto at = std::lower_bound(kept.begin(), kept.end(), seq,
+                               [](const Kept& k, uint64_t s) { return k.seq < s; });
+    if (at == kept.end() || at->seq != seq) continue;
+    if (QueueFull(endpoint)) break;
+    Send(endpoint, public_key, at->payload, at->type);
+    ++sent;
+  }
+  stats_->frames_resent += sent;
+  return sent;
 }
 
 void Outbox::SendRequests(const std::string& endpoint, const std::string& public_key,
                           const std::vector<FullRequest>& requests) {
   if (requests.empty() || endpoint.empty()) return;
   std::string payload;
-  if (!EncodeRequestFullFrame(Header(false, true), requests, &payload).ok()) return;
+  if (!EncodeRequestFullFrame(HeaderTo(endpoint, false, true), requests, &payload).ok()) return;
   Send(endpoint, public_key, std::move(payload), WireType::kRequestFull);
 }
 
 bool Outbox::SendOrigins(const std::string& endpoint, const std::string& public_key, bool chosen,
                          WireType type, const std::vector<std::string>& origins) {
   std::string payload;
-  if (!EncodeOriginsFrame(Header(chosen, false), type, origins, &payload).ok()) return false;
+  Stream* stream = StreamTo(endpoint);
+  const uint64_t seq = stream != nullptr ? stream->next_seq : 0;
+  if (!EncodeOriginsFrame(HeaderTo(endpoint, chosen, false), type, origins, &payload, seq).ok())
+    return false;
+  Keep(stream, seq, type, payload);
   Send(endpoint, public_key, std::move(payload), type);
   return true;
 }
@@ -91,7 +151,7 @@ bool Outbox::SendOrigins(const std::string& endpoint, const std::string& public_
 void Outbox::SendImports(const std::string& endpoint, const std::string& public_key, bool chosen,
                          const std::vector<ImportedDigestEntry>& entries) {
   std::string payload;
-  if (!EncodeImportedDigestFrame(Header(chosen, true), entries, &payload).ok()) return;
+  if (!EncodeImportedDigestFrame(HeaderTo(endpoint, chosen, true), entries, &payload).ok()) return;
   ++stats_->imports_out;
   Send(endpoint, public_key, std::move(payload), WireType::kImportedDigest);
 }
@@ -99,7 +159,7 @@ void Outbox::SendImports(const std::string& endpoint, const std::string& public_
 void Outbox::SendProbe(const std::string& endpoint, const std::string& public_key, bool chosen,
                        const ProbeBody& body, bool contact) {
   std::string payload;
-  if (!EncodeProbeFrame(Header(chosen, contact), body, &payload).ok()) return;
+  if (!EncodeProbeFrame(HeaderTo(endpoint, chosen, contact), body, &payload).ok()) return;
   Send(endpoint, public_key, std::move(payload), WireType::kProbe);
 }
 
@@ -118,6 +178,11 @@ bool Outbox::QueueFull(const std::string& endpoint) const {
 
 void Outbox::NoteDropped(const std::string& endpoint) {
   if (endpoint.empty()) return;
+  auto stream = streams_.find(endpoint);
+  if (stream != streams_.end()) {
+    stream->second.kept.clear();
+    stream->second.kept_bytes = 0;
+  }
   if (std::find(dropped_.begin(), dropped_.end(), endpoint) == dropped_.end()) {
     dropped_.push_back(endpoint);
   }

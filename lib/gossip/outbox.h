@@ -6,9 +6,18 @@
 // TakeOutgoing() calls; a frame that does not fit is dropped and counted. Nothing is lost for
 // good: a dropped delta shows as a gap at the receiver (which asks for a full summary), a
 // dropped digest or full summary is repaired by the next anti-entropy exchange.
+//
+// Summary frames (full summaries and deltas) and relay tree frames (prunes, grafts) to each
+// endpoint are numbered 1, 2, ... (wire version 5), and the last kKeptFrames of them (at most
+// kKeptBytes) are kept, so a receiver that finds a number missing asks for it again (Resend)
+// and gets the same bytes. A frame dropped here for a full queue still takes its number: the
+// receiver sees the gap.
 #ifndef PEERBLOOM_LIB_GOSSIP_OUTBOX_H_
 #define PEERBLOOM_LIB_GOSSIP_OUTBOX_H_
 
+#include <cstdint>
+#include <deque>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -41,6 +50,11 @@ class Outbox {
   // The header of a frame from this node: `chosen` sets the neighbour flag, `contact` adds
   // the advertised endpoint and key.
   WireHeader Header(bool chosen, bool contact) const;
+  // Whether this node chose the member at an endpoint as a neighbour. Once set, every frame
+  // says so by its flags, whatever its sender passed: the neighbour flag to a chosen member,
+  // the unlink flag to any other, so a member that holds a reverse link this node dropped
+  // (its unlink frame lost) drops it at the next frame it gets from this node.
+  void SetChosenLookup(std::function<bool(const std::string& endpoint)> chosen);
   // Queues one encoded frame, or drops it when the endpoint's queue is full.
   void Send(const std::string& endpoint, const std::string& public_key, std::string payload,
             WireType type);
@@ -66,6 +80,14 @@ class Outbox {
   // An empty digest with the unlink flag: the receiver stops counting this node as linked.
   void SendUnlink(const std::string& endpoint, const std::string& public_key);
 
+  // Asks the sender at `endpoint` to send these frames of its stream to us again.
+  void SendResend(const std::string& endpoint, const std::string& public_key,
+                  const std::vector<uint64_t>& seqs);
+  // Sends again the kept numbered frames of these numbers to `endpoint`; numbers no longer
+  // kept are skipped. Returns how many were sent.
+  size_t Resend(const std::string& endpoint, const std::string& public_key,
+                const std::vector<uint64_t>& seqs);
+
   // Whether the endpoint's queue has no room left.
   bool QueueFull(const std::string& endpoint) const;
   // The link to `endpoint` is no longer needed (listed once until TakeDropped).
@@ -74,7 +96,28 @@ class Outbox {
   std::vector<Outgoing> TakeOutgoing();
   std::vector<std::string> TakeDropped();
 
+  // Per endpoint: frames kept for a resend, and the bytes they may take.
+  static constexpr size_t kKeptFrames = 64;
+  static constexpr size_t kKeptBytes = size_t{256} << 10;
+
  private:
+  struct Kept {
+    uint64_t seq = 0;
+    WireType type = WireType::kDelta;
+    std::string payload;
+  };
+  // The numbered summary frames to one endpoint. The counter outlives the kept frames (a link
+  // dropped and made again keeps numbering on), so a receiver never sees numbers go back.
+  struct Stream {
+    uint64_t next_seq = 1;
+    std::deque<Kept> kept;
+    size_t kept_bytes = 0;
+  };
+  // The stream to `endpoint` when frames are numbered (version 5), else null.
+  Stream* StreamTo(const std::string& endpoint);
+  // Takes the frame's number (already written into it) and keeps it for a resend.
+  void Keep(Stream* stream, uint64_t seq, WireType type, const std::string& payload);
+
   const uint64_t cluster_tag_;
   const std::string node_id_;
   const std::string endpoint_;
@@ -84,10 +127,15 @@ class Outbox {
   const bool probes_;  // every header says the node runs the probe detector
   const LocalNode& self_;
   GossipStats* const stats_;
+  std::function<bool(const std::string&)> chosen_;
+
+  // Header() for a frame to `endpoint` (the chosen lookup decides the link flags).
+  WireHeader HeaderTo(const std::string& endpoint, bool chosen, bool contact) const;
 
   std::vector<Outgoing> outgoing_;
   std::unordered_map<std::string, size_t> pending_bytes_;
   std::vector<std::string> dropped_;
+  std::unordered_map<std::string, Stream> streams_;
 };
 
 }  // namespace peerbloom

@@ -14,7 +14,7 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
   stats_.bytes_in += payload.size();
   WireFrame frame;
   Status s = DecodeFrame(payload, opt_.wire_limits, &frame);
-  if (s.ok() && opt_.wire_version < 4) s = AsOlderReader(&frame);
+  if (s.ok() && opt_.wire_version < kWireVersion) s = AsOlderReader(&frame);
   if (s.ok() && frame.header.cluster_tag != opt_.cluster_tag) {
     s = Status::InvalidArgument("frame of another cluster (tag '" +
                                 std::to_string(frame.header.cluster_tag) + "')");
@@ -36,9 +36,15 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
 }
 
 // What a reader of an older version (GossipOptions::wire_version, tests of mixed clusters)
-// does with a version 4 frame: probe frames and checksum digests are unknown to it, and the
-// entries' detector flags are skipped.
+// does with a newer frame: resend frames are unknown to version 4 and the frames' numbers
+// skipped; probe frames and checksum digests are unknown to version 3, and the entries'
+// detector flags skipped.
 Status GossipEngine::Impl::AsOlderReader(WireFrame* frame) const {
+  if (frame->header.type == WireType::kResend) {
+    return Status::NotSupported("unknown message type '10'");
+  }
+  frame->link_seq = 0;
+  if (opt_.wire_version >= 4) return Status::Ok();
   if (frame->header.type == WireType::kProbe) {
     return Status::NotSupported("unknown message type '9'");
   }
@@ -118,20 +124,34 @@ void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Membe
       const Summary& s = body->summary;
       const Member* origin =
           membership_.AdvanceEpoch(s.origin, s.epoch, now_ms, OwnWord(s.origin, sender, verified));
+      if (frame.link_seq != 0) {
+        dissemination_.OnLinkSeq(sender, frame.header.sender_epoch, frame.link_seq, now_ms);
+      }
       return dissemination_.OnFull(s, frame.summary_bytes, origin, sender, now_ms, frame.state_sig);
     }
     case WireType::kDelta: {
       const SummaryDelta& d = body->delta;
       const Member* origin =
           membership_.AdvanceEpoch(d.origin, d.epoch, now_ms, OwnWord(d.origin, sender, verified));
-      return dissemination_.OnDelta(frame, d, origin, sender, now_ms);
+      const bool again =
+          frame.link_seq != 0 &&
+          dissemination_.OnLinkSeq(sender, frame.header.sender_epoch, frame.link_seq, now_ms);
+      return dissemination_.OnDelta(frame, d, origin, sender, now_ms, again);
     }
+    case WireType::kResend:
+      if (!sender.endpoint.empty()) {
+        outbox_.Resend(sender.endpoint, sender.public_key, frame.resend_seqs);
+      }
+      return;
     case WireType::kRequestFull:
       return OnRequests(frame, sender, now_ms);
     case WireType::kPrune:
-      return dissemination_.OnPrune(sender, frame.origins);
     case WireType::kGraft:
-      return dissemination_.OnGraft(sender, frame.origins);
+      if (frame.link_seq != 0) {
+        dissemination_.OnLinkSeq(sender, frame.header.sender_epoch, frame.link_seq, now_ms);
+      }
+      return frame.header.type == WireType::kPrune ? dissemination_.OnPrune(sender, frame.origins)
+                                                   : dissemination_.OnGraft(sender, frame.origins);
     case WireType::kImportedDigest:
       return imports_.OnFrame(frame, &body->digests, sender, now_ms);
     case WireType::kProbe:

@@ -2,6 +2,7 @@
 // delta that arrives twice prunes the later link for its origin (Plumtree's prune, per origin:
 // each origin's deltas settle on their own tree). A version that a digest announced but no
 // delta brought was lost on a pruned path: the announcer is grafted and asked for it.
+#include <algorithm>
 #include <map>
 #include <utility>
 
@@ -16,6 +17,17 @@ void Dissemination::NoteDuplicate(const Member& sender, const Member& origin) {
   OriginState& link = state_[sender.id];
   if (!link.pruned_here.insert(origin.id).second) return;
   link.prune_pending.push_back(origin.id);
+}
+
+void Dissemination::RestorePath(const std::string& origin, const std::string& from) {
+  if (push_links_.count(from) != 0) return;  // it came on a delta link
+  for (const std::string& id : push_links_) {
+    OriginState* link = MutableState(id);
+    if (link == nullptr || link->pruned_here.erase(origin) == 0) continue;
+    std::vector<std::string>& pending = link->prune_pending;
+    pending.erase(std::remove(pending.begin(), pending.end(), origin), pending.end());
+    link->graft_pending.push_back(origin);
+  }
 }
 
 bool Dissemination::Pushes(const LinkTarget& t, std::string_view origin) const {
@@ -51,49 +63,69 @@ void Dissemination::Relay(const WireFrame& frame, const std::string& from,
 
 void Dissemination::SendPrunes() {
   for (auto& [id, st] : state_) {
-    if (st.prune_pending.empty()) continue;
+    if (st.prune_pending.empty() && st.graft_pending.empty()) continue;
     const Member* m = members_.Find(id);
-    if (m != nullptr && !m->endpoint.empty() &&
+    const bool linked = m != nullptr && !m->endpoint.empty();
+    if (linked && !st.prune_pending.empty() &&
         outbox_->SendOrigins(m->endpoint, m->public_key, false, WireType::kPrune,
                              st.prune_pending)) {
       ++stats_->prunes;
     }
+    if (linked && !st.graft_pending.empty() &&
+        outbox_->SendOrigins(m->endpoint, m->public_key, false, WireType::kGraft,
+                             st.graft_pending)) {
+      ++stats_->grafts;
+    }
     st.prune_pending.clear();
+    st.graft_pending.clear();
   }
 }
 
-// Origins whose last delta came over a link that no longer carries deltas (the member died,
-// was shuffled out, or fell out of the inbound cap) may have no path left: the remaining delta
-// links that were pruned for them are grafted back at once rather than after a repair.
+// Origins whose last delta came over a link that no longer carries deltas (the member is
+// suspected or died, was shuffled out, or fell out of the inbound cap) may have no path left:
+// the remaining delta links that were pruned for them are grafted back at once rather than
+// after a repair, and the first two of them are asked for anything newer than what is held
+// (the versions the lost link would have brought meanwhile; an origin already current costs
+// nothing).
 void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
   std::set<std::string> now_links;
   for (const LinkTarget& t : targets) {
-    if (t.push) now_links.insert(t.member_id);
+    const Member* m = members_.Find(t.member_id);
+    if (t.push && (m == nullptr || !m->suspect)) now_links.insert(t.member_id);
   }
   std::vector<std::string> orphans;
   for (const std::string& lost : push_links_) {
     if (now_links.count(lost) != 0) continue;
-    if (OriginState* link = MutableState(lost)) {
-      link->no_push.clear();
-      link->pruned_here.clear();
-    }
+    // What it asked us not to push is void (if it comes back, duplicates prune again). What
+    // we asked it not to push stays: it still holds that, and forgetting it would make the
+    // link look like a path it is not if the member comes back (a refuted suspicion, a
+    // shuffle back); a restart clears both (OnNewEpoch).
+    if (OriginState* link = MutableState(lost)) link->no_push.clear();
     for (const auto& [id, st] : state_) {
       if (st.last_from == lost) orphans.push_back(id);
     }
   }
   push_links_ = std::move(now_links);
   if (orphans.empty()) return;
+  StringMap<int> asked;  // two links are asked, in case one ask or answer is lost
   for (const LinkTarget& t : targets) {
-    OriginState* link = t.push ? MutableState(t.member_id) : nullptr;
+    OriginState* link = push_links_.count(t.member_id) != 0 ? MutableState(t.member_id) : nullptr;
     if (link == nullptr) continue;
     std::vector<std::string> graft;
+    std::vector<FullRequest> catch_up;
     for (const std::string& origin : orphans) {
-      if (origin != t.member_id && link->pruned_here.erase(origin) != 0) graft.push_back(origin);
+      if (origin == t.member_id || link->pruned_here.erase(origin) == 0) continue;
+      graft.push_back(origin);
+      const Member* m = members_.Find(origin);
+      if (m != nullptr && HoldsCurrent(*m) && ++asked[origin] <= 2) {
+        catch_up.push_back(FullRequest{origin, m->epoch, HeldVersion(origin)});
+      }
     }
     if (!graft.empty() &&
         outbox_->SendOrigins(t.endpoint, t.public_key, t.chosen, WireType::kGraft, graft)) {
       ++stats_->grafts;
     }
+    outbox_->SendRequests(t.endpoint, t.public_key, catch_up);
   }
 }
 
@@ -132,6 +164,12 @@ void Dissemination::Repair(int64_t now_ms) {
     if (!requests.empty()) ++stats_->resyncs_requested;
     SendRequests(*members_.Find(announcer), requests);
   }
+  // Frames lost on a link: the sender still keeps them.
+  for (const auto& [sender, seqs] : links_in_.TakeDue(now_ms)) {
+    const Member* m = members_.Find(sender);
+    if (m != nullptr && !m->endpoint.empty()) outbox_->SendResend(m->endpoint, m->public_key, seqs);
+  }
+  next_repair_ms_ = std::min(next_repair_ms_, links_in_.NextDueMs());
 }
 
 void Dissemination::SendOwnUpdates(int64_t now_ms) {

@@ -91,6 +91,7 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
     SendJoinDigest(s.endpoint, s.public_key, false, now_ms);  // a seed is not a neighbour
   }
   dissemination_.Repair(now_ms);
+  dissemination_.RequestLacking(now_ms);
   dissemination_.SendOwnUpdates(now_ms);
   const bool self_fresh = local_.TakeFresh();
   dissemination_.SendHeartbeats(self_fresh, membership_.TakeFresh(), now_ms);

@@ -1,5 +1,6 @@
 // Encode and decode of peer frames. docs/wire-protocol.md is the specification; the layout
 // comments below name its fields in order.
+#include <algorithm>
 #include <string>
 
 #include "lib/wire/import_body.h"
@@ -364,6 +365,22 @@ Status DecodeRequests(ByteReader* r, const WireLimits& limits, std::vector<FullR
   return Status::Ok();
 }
 
+// Version 5: count:varint seq:varint...
+Status DecodeResend(ByteReader* r, std::vector<uint64_t>* seqs) {
+  uint64_t count = 0;
+  if (!r->ReadVarint(&count)) return Truncated("resend count");
+  if (count == 0 || count > kMaxResendSeqs) {
+    return Status::Corruption("resend count '" + std::to_string(count) + "' outside 1.." +
+                              std::to_string(kMaxResendSeqs));
+  }
+  seqs->resize(static_cast<size_t>(count));
+  for (uint64_t& seq : *seqs) {
+    if (!r->ReadVarint(&seq)) return Truncated("resend sequence number");
+    if (seq == 0) return Status::Corruption("resend sequence number 0");
+  }
+  return Status::Ok();
+}
+
 Status DecodeOrigins(ByteReader* r, const WireLimits& limits, std::vector<std::string>* out) {
   size_t n = 0;
   PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "origin count", &n));
@@ -385,7 +402,11 @@ Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
       if (!r->ReadU32(&len)) return Truncated("summary length");
       if (len == 0) return Status::Corruption("empty summary body");
       if (!r->ReadBytes(len, &out->summary_bytes)) return Truncated("summary body");
-      return out->header.version >= 2 ? DecodeSummarySigs(r, out) : Status::Ok();
+      if (out->header.version >= 2) PEERBLOOM_RETURN_IF_ERROR(DecodeSummarySigs(r, out));
+      if (out->header.version >= 5 && !r->ReadVarint(&out->link_seq)) {
+        return Truncated("link sequence number");
+      }
+      return Status::Ok();
     }
     case WireType::kRequestFull:
       return DecodeRequests(r, limits, &out->requests);
@@ -398,12 +419,19 @@ Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
     }
     case WireType::kPrune:
     case WireType::kGraft:
-      return DecodeOrigins(r, limits, &out->origins);
+      PEERBLOOM_RETURN_IF_ERROR(DecodeOrigins(r, limits, &out->origins));
+      if (out->header.version >= 5 && !r->ReadVarint(&out->link_seq)) {
+        return Truncated("link sequence number");
+      }
+      return Status::Ok();
     case WireType::kImportedDigest:
       return wire_internal::DecodeImportBody(r, limits, out->header.version, &out->imports);
     case WireType::kProbe:
       if (out->header.version < 4) return Status::Corruption("probe frame of version below 4");
       return DecodeProbe(r, limits, &out->probe);
+    case WireType::kResend:
+      if (out->header.version < 5) return Status::Corruption("resend frame of version below 5");
+      return DecodeResend(r, &out->resend_seqs);
   }
   return Status::NotSupported("unknown message type '" +
                               std::to_string(static_cast<unsigned>(out->header.type)) + "'");
@@ -431,6 +459,8 @@ std::string_view WireTypeName(WireType type) noexcept {
       return "imported-digest";
     case WireType::kProbe:
       return "probe";
+    case WireType::kResend:
+      return "resend";
   }
   return "unknown";
 }
@@ -509,8 +539,8 @@ Status EncodeProbeFrame(const WireHeader& header, const ProbeBody& probe, std::s
 }
 
 Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_view codec_bytes,
-                          std::string* out, std::string_view state_sig,
-                          std::string_view delta_sig) {
+                          std::string* out, std::string_view state_sig, std::string_view delta_sig,
+                          uint64_t link_seq) {
   PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
   if (type != WireType::kFullSummary && type != WireType::kDelta) {
     return Status::InvalidArgument("summary frame of type '" + std::string(WireTypeName(type)) +
@@ -531,6 +561,11 @@ Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_v
   if (type == WireType::kFullSummary && !delta_sig.empty()) {
     return Status::InvalidArgument("delta signature on a full summary");
   }
+  const bool v5 = LayoutVersion(header) >= 5;
+  if (link_seq != 0 && !v5) {
+    return Status::InvalidArgument("link sequence number in a version '" +
+                                   std::to_string(LayoutVersion(header)) + "' frame");
+  }
   AppendHeader(header, type, out);
   PutU32(out, static_cast<uint32_t>(codec_bytes.size()));
   out->append(codec_bytes);
@@ -538,6 +573,24 @@ Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_v
   PutU8(out, (state_sig.empty() ? 0 : kSigHasState) | (delta_sig.empty() ? 0 : kSigHasDelta));
   out->append(state_sig);
   out->append(delta_sig);
+  if (v5) PutVarint(out, link_seq);
+  return Status::Ok();
+}
+
+Status EncodeResendFrame(const WireHeader& header, const std::vector<uint64_t>& seqs,
+                         std::string* out) {
+  PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
+  if (LayoutVersion(header) < 5) {
+    return Status::InvalidArgument("resend frame of version " +
+                                   std::to_string(LayoutVersion(header)));
+  }
+  if (seqs.empty() || seqs.size() > kMaxResendSeqs ||
+      std::find(seqs.begin(), seqs.end(), 0) != seqs.end()) {
+    return Status::InvalidArgument("invalid resend body");
+  }
+  AppendHeader(header, WireType::kResend, out);
+  PutVarint(out, seqs.size());
+  for (uint64_t seq : seqs) PutVarint(out, seq);
   return Status::Ok();
 }
 
@@ -569,16 +622,23 @@ Status EncodeRequestFullFrame(const WireHeader& header, const std::vector<FullRe
 }
 
 Status EncodeOriginsFrame(const WireHeader& header, WireType type,
-                          const std::vector<std::string>& origins, std::string* out) {
+                          const std::vector<std::string>& origins, std::string* out,
+                          uint64_t link_seq) {
   PEERBLOOM_RETURN_IF_ERROR(ValidateHeader(header));
   if (type != WireType::kPrune && type != WireType::kGraft) {
     return Status::InvalidArgument("origins frame of type '" + std::string(WireTypeName(type)) +
                                    "'");
   }
+  const bool v5 = LayoutVersion(header) >= 5;
+  if (link_seq != 0 && !v5) {
+    return Status::InvalidArgument("link sequence number in a version '" +
+                                   std::to_string(LayoutVersion(header)) + "' frame");
+  }
   for (const auto& o : origins) PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(o, "origin"));
   AppendHeader(header, type, out);
   PutVarint(out, origins.size());
   for (const auto& o : origins) PutStr8(out, o);
+  if (v5) PutVarint(out, link_seq);
   return Status::Ok();
 }
 

@@ -23,16 +23,18 @@ std::string Reencode(const peerbloom::WireFrame& f) {
   } else if (f.header.type == WireType::kRequestFull) {
     s = peerbloom::EncodeRequestFullFrame(f.header, f.requests, &out);
   } else if (f.header.type == WireType::kPrune || f.header.type == WireType::kGraft) {
-    s = peerbloom::EncodeOriginsFrame(f.header, f.header.type, f.origins, &out);
+    s = peerbloom::EncodeOriginsFrame(f.header, f.header.type, f.origins, &out, f.link_seq);
   } else if (f.header.type == WireType::kImportedDigest) {
     s = peerbloom::EncodeImportedDigestFrame(f.header, f.imports, &out);
   } else if (f.header.type == WireType::kBroadcast) {
     s = peerbloom::EncodeBroadcastFrame(f.header, f.relay_bytes, &out);
   } else if (f.header.type == WireType::kProbe) {
     s = peerbloom::EncodeProbeFrame(f.header, f.probe, &out);
+  } else if (f.header.type == WireType::kResend) {
+    s = peerbloom::EncodeResendFrame(f.header, f.resend_seqs, &out);
   } else {
     s = peerbloom::EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out, f.state_sig,
-                                      f.delta_sig);
+                                      f.delta_sig, f.link_seq);
   }
   if (!s.ok()) std::abort();  // a decoded frame must be encodable
   return out;

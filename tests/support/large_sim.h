@@ -3,7 +3,8 @@
 //
 // The scenario: `nodes` nodes, every one listing the same `seeds` seed nodes, join over the
 // first `join_spread_s` seconds; then, for `warmup_s` + `measure_s` seconds, every node
-// replaces one of its keys every `publish_every_s` seconds (staggered) and publishes, the
+// replaces one of its keys every `publish_every_s` seconds (staggered) and publishes (and
+// flushes, as the daemon does with every publication: docs/config.md, publish_batch), the
 // network loses `drop` of all frames, and every `churn_every_ms` one churn event hits a
 // random non-seed node, in turn: a failure (it falls silent for good), a restart in a new
 // epoch from its content (a clean stop and start), a new node joining through the seeds.
@@ -280,6 +281,7 @@ class LargeSim {
       (void)c_.RemoveHash(n, NodeKey(n, windows_[n].lo++));
       c_.AddHash(n, NodeKey(n, windows_[n].hi++));
       c_.Publish(n);
+      c_.Flush(n);
     }
   }
 
@@ -328,6 +330,7 @@ class LargeSim {
     t.key = NodeKey(holder, windows_[holder].hi++);
     c_.AddHash(holder, t.key);
     c_.Publish(holder);
+    c_.Flush(holder);
     t.t0 = c_.now();
     for (size_t i = 0; i < c_.size(); ++i) {
       if (static_cast<int>(i) != holder && c_.node(static_cast<int>(i)).up) {

@@ -24,7 +24,7 @@ constexpr Label kIn{"direction", "in"};
 constexpr Label kOut{"direction", "out"};
 
 // The gossip engine: membership, traffic, repairs and refusals.
-constexpr std::array<Stat<Context>, 42> kGossip = {{
+constexpr std::array<Stat<Context>, 45> kGossip = {{
     {"members_known", "members known", kGauge, kStatsOnly,
      [](const Context& c) -> Json { return c.peers.size(); }},
     {"members_alive", "members alive", kGauge, Metric(kMembers, {"state", "alive"}),
@@ -95,6 +95,15 @@ constexpr std::array<Stat<Context>, 42> kGossip = {{
     {nullptr, "recent deltas sent in answer to a request", kCounter,
      Metric(kRepairs, {"kind", "deltas_served"}),
      [](const Context& c) -> Json { return G(c).deltas_served; }},
+    {"link_gaps", "summary frames found missing from a sender's numbered stream", kCounter,
+     Metric(kRepairs, {"kind", "link_gap"}),
+     [](const Context& c) -> Json { return G(c).link_gaps; }},
+    {"resends_asked", "resend frames sent for missing summary frames", kCounter,
+     Metric(kRepairs, {"kind", "resend_asked"}),
+     [](const Context& c) -> Json { return G(c).resends_asked; }},
+    {"frames_resent", "kept summary frames sent again at a receiver's ask", kCounter,
+     Metric(kRepairs, {"kind", "frame_resent"}),
+     [](const Context& c) -> Json { return G(c).frames_resent; }},
     {"resyncs_requested", "full summaries asked for after a version gap or a digest mismatch",
      kCounter, Metric("peerbloom_gossip_resyncs_requested_total"),
      [](const Context& c) -> Json { return G(c).resyncs_requested; }},

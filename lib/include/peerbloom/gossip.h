@@ -159,10 +159,11 @@ struct GossipOptions {
   // dead. With the wait for a probe and the probe that raised it, a killed node is dead about
   // when heartbeats would have said so (the failure timeout, median).
   int64_t suspicion_timeout_ms = 0;
-  // Default: kWireVersion. For tests of mixed clusters only: 3 makes the engine act as the
-  // previous release (heartbeat detector) does on the wire: it writes version 3 frames,
-  // refuses probe frames and checksum digests as unknown, and ignores the entries' detector
-  // flags, as a version 3 reader skips them.
+  // Default: kWireVersion. For tests of mixed clusters only: 4 makes the engine act as the
+  // release before on the wire (version 4 frames: summary frames not numbered, resend frames
+  // refused as unknown); 3 as the one before that (heartbeat detector): it also refuses probe
+  // frames and checksum digests as unknown, and ignores the entries' detector flags, as a
+  // version 3 reader skips them.
   uint8_t wire_version = kWireVersion;
 };
 
@@ -278,6 +279,10 @@ struct GossipStats {
   uint64_t suspicions = 0;       // members this node suspected (its probe went unanswered)
   uint64_t refutations = 0;      // times this node beat to refute a suspicion of itself
   uint64_t declared_dead = 0;    // suspicions that ran out here: the member is dead
+  // Additions: lost frames on a link (docs/gossip.md, "Lost frames on a link").
+  uint64_t link_gaps = 0;      // summary frames found missing from a sender's numbered stream
+  uint64_t resends_asked = 0;  // resend frames sent (first asks and retries)
+  uint64_t frames_resent = 0;  // kept summary frames sent again at a receiver's ask
 };
 
 class GossipEngine {

@@ -30,9 +30,11 @@ inline constexpr char kWireMagic[4] = {'P', 'B', 'G', 'W'};
 // "Signed origins"); version 3 appends the origins' heartbeat signatures to digest bodies
 // (docs/gossip.md, "Who speaks for a node's liveness"); version 4 appends the entries'
 // detector flags to digest bodies and adds the probe message (docs/gossip.md, "Probe failure
-// detection"). Older readers skip what they do not know, so the minimum reader stays 1; probe
-// frames go only to members that showed they run version 4.
-inline constexpr uint8_t kWireVersion = 4;
+// detection"); version 5 appends to summary, prune and graft frames their number on the
+// sender's stream to the receiver and adds the resend message (docs/gossip.md, "Lost frames on a
+// link"). Older readers skip what they do not know, so the minimum reader stays 1; probe frames go
+// only to members that showed they run version 4, resend frames only to senders of numbered frames.
+inline constexpr uint8_t kWireVersion = 5;
 inline constexpr uint8_t kWireMinReaderVersion = 1;
 
 enum class WireType : uint8_t {
@@ -45,6 +47,7 @@ enum class WireType : uint8_t {
   kGraft = 7,           // "push deltas of these origins to me again on this link"
   kImportedDigest = 8,  // Squid Cache Digests imported by some daemon (docs/gossip.md)
   kProbe = 9,           // version 4: ping, ack or ping-req of the probe failure detector
+  kResend = 10,         // version 5: "send me again these frames of your stream to me"
 };
 std::string_view WireTypeName(WireType type) noexcept;
 
@@ -214,7 +217,17 @@ struct WireFrame {
   std::string_view relay_bytes;
   // Addition (version 4). kProbe.
   ProbeBody probe;
+  // Addition (version 5). kFullSummary, kDelta, kPrune, kGraft: the frame's number on the
+  // sender's stream of such frames to this receiver (1, 2, ...; 0: not numbered, an older
+  // sender). A gap is a lost frame the receiver asks for again.
+  uint64_t link_seq = 0;
+  // Addition (version 5). kResend: numbers of the receiver's stream from this sender to send
+  // again, at most kMaxResendSeqs.
+  std::vector<uint64_t> resend_seqs;
 };
+
+// The most frame numbers one resend frame names (version 5).
+inline constexpr size_t kMaxResendSeqs = 64;
 
 // Caps that bound decoding of untrusted bytes.
 struct WireLimits {
@@ -228,15 +241,21 @@ struct WireLimits {
 // The header's type is set by each encoder; version fields are always the current ones.
 Status EncodeDigestFrame(const WireHeader& header, const DigestBody& body, std::string* out);
 // type: kFullSummary or kDelta. Signatures are empty or kWireSignatureBytes; a full summary
-// carries no delta signature.
+// carries no delta signature. `link_seq` (version 5 or more, 0: none) numbers the frame on the
+// sender's stream to its receiver.
 Status EncodeSummaryFrame(const WireHeader& header, WireType type, std::string_view codec_bytes,
                           std::string* out, std::string_view state_sig = {},
-                          std::string_view delta_sig = {});
+                          std::string_view delta_sig = {}, uint64_t link_seq = 0);
+// Addition (version 5). 1..kMaxResendSeqs frame numbers, each at least 1; the header's version
+// must be 5 or more.
+Status EncodeResendFrame(const WireHeader& header, const std::vector<uint64_t>& seqs,
+                         std::string* out);
 Status EncodeRequestFullFrame(const WireHeader& header, const std::vector<FullRequest>& requests,
                               std::string* out);
-// type: kPrune or kGraft.
+// type: kPrune or kGraft. `link_seq` as for summary frames (version 5 or more, 0: none).
 Status EncodeOriginsFrame(const WireHeader& header, WireType type,
-                          const std::vector<std::string>& origins, std::string* out);
+                          const std::vector<std::string>& origins, std::string* out,
+                          uint64_t link_seq = 0);
 
 // Addition. At least one entry; entries are validated (ids, url, flags, digest length) but
 // the digest bytes are not decoded here (the engine does, with the Squid decoder).

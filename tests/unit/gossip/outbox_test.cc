@@ -97,5 +97,87 @@ TEST(Outbox, UnlinkIsAnEmptyDigestWithTheUnlinkFlag) {
   EXPECT_TRUE(frame.digest.entries.empty());
 }
 
+std::vector<uint64_t> SeqsOf(const std::vector<Outgoing>& taken) {
+  std::vector<uint64_t> seqs;
+  for (const Outgoing& o : taken) {
+    WireFrame frame;
+    EXPECT_TRUE(DecodeFrame(o.payload, WireLimits(), &frame).ok());
+    seqs.push_back(frame.link_seq);
+  }
+  return seqs;
+}
+
+TEST(Outbox, NumbersSummaryFramesPerEndpointAndResendsTheSameBytes) {
+  Fixture f(Options());
+  Outbox& out = f.out;
+  out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d1");
+  out.SendSummaryBytes("tcp://c:1", "", false, WireType::kDelta, "d1");
+  out.SendSummaryBytes("tcp://b:1", "", false, WireType::kFullSummary, "f2");
+  out.SendDigest("tcp://b:1", "", false, DigestBody());  // not numbered
+  out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d3");
+  std::vector<Outgoing> taken = out.TakeOutgoing();
+  EXPECT_EQ(SeqsOf(taken), (std::vector<uint64_t>{1, 1, 2, 0, 3}));
+  EXPECT_EQ(out.Resend("tcp://b:1", "", {2, 3, 9}), 2u);  // 9 was never sent
+  std::vector<Outgoing> again = out.TakeOutgoing();
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[0].payload, taken[2].payload);
+  EXPECT_EQ(again[1].payload, taken[4].payload);
+  EXPECT_EQ(f.stats.frames_resent, 2u);
+  EXPECT_EQ(out.Resend("tcp://d:1", "", {1}), 0u);  // nothing sent there
+}
+
+TEST(Outbox, KeepsTheLatestFramesAndNumbersOnAfterADroppedLink) {
+  Fixture f(Options());
+  Outbox& out = f.out;
+  const size_t n = Outbox::kKeptFrames + 5;
+  for (size_t i = 0; i < n; ++i) {
+    out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d" + std::to_string(i));
+  }
+  (void)out.TakeOutgoing();
+  EXPECT_EQ(out.Resend("tcp://b:1", "", {1, 5, 6, n}), 2u);  // 6 and n are still kept
+  (void)out.TakeOutgoing();
+  out.NoteDropped("tcp://b:1");
+  EXPECT_EQ(out.Resend("tcp://b:1", "", {n}), 0u);
+  out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "next");
+  EXPECT_EQ(SeqsOf(out.TakeOutgoing()), (std::vector<uint64_t>{n + 1}));
+}
+
+TEST(Outbox, AFrameDroppedForAFullQueueStillTakesItsNumber) {
+  GossipOptions o = Options();
+  Fixture probe(o);
+  probe.out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d1");
+  o.max_pending_bytes_per_endpoint = probe.out.TakeOutgoing()[0].payload.size();
+  Fixture f(o);
+  f.out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d1");
+  f.out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d2");  // dropped
+  EXPECT_EQ(f.stats.queue_dropped, 1u);
+  (void)f.out.TakeOutgoing();
+  f.out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d3");
+  EXPECT_EQ(SeqsOf(f.out.TakeOutgoing()), (std::vector<uint64_t>{3}));  // the gap shows
+  EXPECT_EQ(f.out.Resend("tcp://b:1", "", {2}), 1u);                    // and is repaired
+}
+
+TEST(Outbox, AVersionFourOutboxNumbersNothing) {
+  GossipOptions o = Options();
+  o.wire_version = 4;
+  Fixture f(o);
+  f.out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d1");
+  EXPECT_EQ(SeqsOf(f.out.TakeOutgoing()), (std::vector<uint64_t>{0}));
+  EXPECT_EQ(f.out.Resend("tcp://b:1", "", {1}), 0u);
+}
+
+TEST(Outbox, ResendFrameNamesTheNumbers) {
+  Fixture f(Options());
+  f.out.SendResend("tcp://b:1", "", {4, 7});
+  f.out.SendResend("tcp://b:1", "", {});  // nothing to ask: not sent
+  std::vector<Outgoing> taken = f.out.TakeOutgoing();
+  ASSERT_EQ(taken.size(), 1u);
+  WireFrame frame;
+  ASSERT_TRUE(DecodeFrame(taken[0].payload, WireLimits(), &frame).ok());
+  EXPECT_EQ(frame.header.type, WireType::kResend);
+  EXPECT_EQ(frame.resend_seqs, (std::vector<uint64_t>{4, 7}));
+  EXPECT_EQ(f.stats.resends_asked, 1u);
+}
+
 }  // namespace
 }  // namespace peerbloom

@@ -48,7 +48,7 @@ DigestBody SampleDigest() {
 }
 
 std::vector<std::string> SampleFrames() {
-  std::vector<std::string> frames(9);
+  std::vector<std::string> frames(11);
   EXPECT_TRUE(EncodeDigestFrame(SampleHeader(), SampleDigest(), &frames[0]).ok());
   EXPECT_TRUE(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "codec-bytes", &frames[1]).ok());
   EXPECT_TRUE(
@@ -75,6 +75,11 @@ std::vector<std::string> SampleFrames() {
   flagged.entries[0].probes = true;
   flagged.entries[1].suspect = true;
   EXPECT_TRUE(EncodeDigestFrame(SampleHeader(), flagged, &frames[8]).ok());
+  // frames[9]: a numbered delta; frames[10]: a resend (version 5).
+  EXPECT_TRUE(EncodeSummaryFrame(probe, WireType::kDelta, "codec-bytes", &frames[9], kStateSig,
+                                 kDeltaSig, 300)
+                  .ok());
+  EXPECT_TRUE(EncodeResendFrame(probe, {7, 300, 301}, &frames[10]).ok());
   return frames;
 }
 
@@ -89,14 +94,17 @@ std::string Reencode(const WireFrame& f) {
     case WireType::kFullSummary:
     case WireType::kDelta:
       s = EncodeSummaryFrame(f.header, f.header.type, f.summary_bytes, &out, f.state_sig,
-                             f.delta_sig);
+                             f.delta_sig, f.link_seq);
+      break;
+    case WireType::kResend:
+      s = EncodeResendFrame(f.header, f.resend_seqs, &out);
       break;
     case WireType::kRequestFull:
       s = EncodeRequestFullFrame(f.header, f.requests, &out);
       break;
     case WireType::kPrune:
     case WireType::kGraft:
-      s = EncodeOriginsFrame(f.header, f.header.type, f.origins, &out);
+      s = EncodeOriginsFrame(f.header, f.header.type, f.origins, &out, f.link_seq);
       break;
     case WireType::kProbe:
       s = EncodeProbeFrame(f.header, f.probe, &out);
@@ -149,9 +157,9 @@ TEST(WireFrame, GoldenRequestFrame) {
   h.sender_heartbeat = 300;
   std::string bytes;
   ASSERT_TRUE(EncodeRequestFullFrame(h, {{"b", 300, 5}}, &bytes).ok());
-  // magic, version 4, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
+  // magic, version 5, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
   // heartbeat 300 (varint ac 02), "tcp://x:1", empty key, 1 request: "b", epoch 300, have 5.
-  const std::string expected = std::string("PBGW\x04\x01\x04\x02", 8) +
+  const std::string expected = std::string("PBGW\x05\x01\x04\x02", 8) +
                                "\x88\x77\x66\x55\x44\x33\x22\x11" +
                                std::string(
                                    "\x01"
@@ -235,14 +243,14 @@ TEST(WireFrame, VersionsAndTypes) {
   EXPECT_EQ(s.message(), "unknown message type '99'");
 
   bad = frame;
-  bad[4] = 6;  // version 6, needs reader 5
-  bad[5] = 5;
+  bad[4] = 7;  // version 7, needs reader 6
+  bad[5] = 6;
   s = DecodeFrame(bad, WireLimits(), &f);
   EXPECT_TRUE(s.IsNotSupported());
-  EXPECT_EQ(s.message(), "frame needs reader version '5', this is '4'");
+  EXPECT_EQ(s.message(), "frame needs reader version '6', this is '5'");
 
   bad = frame;
-  bad[4] = 5;  // a newer writer readable by version 4 may append fields
+  bad[4] = 6;  // a newer writer readable by version 5 may append fields
   bad += "future";
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).ok());
   EXPECT_EQ(f.requests.size(), 2u);
@@ -260,9 +268,9 @@ TEST(WireFrame, VersionsAndTypes) {
   bad = frame;
   bad[5] = 0;  // minimum reader 0 is never written
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).IsCorruption());
-  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 4
+  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 5
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(),
-            "bad frame version '4' with minimum reader '2'");
+            "bad frame version '5' with minimum reader '2'");
 }
 
 TEST(WireFrame, LimitsAreEnforced) {
@@ -327,12 +335,13 @@ TEST(WireFrame, SignaturesRoundTripAfterTheCodecBytes) {
   EXPECT_EQ(f.summary_bytes, "codec-bytes");
   EXPECT_EQ(f.state_sig, kStateSig);
   EXPECT_EQ(f.delta_sig, kDeltaSig);
-  EXPECT_EQ(frames[4].substr(frames[4].size() - 129), "\x03" + kStateSig + kDeltaSig);
+  // The signatures, then the frame's number (0: not numbered).
+  EXPECT_EQ(frames[4].substr(frames[4].size() - 130), "\x03" + kStateSig + kDeltaSig + '\0');
   ASSERT_TRUE(DecodeFrame(frames[5], WireLimits(), &f).ok());
   EXPECT_EQ(f.state_sig, kStateSig);
   EXPECT_TRUE(f.delta_sig.empty());
   ASSERT_TRUE(DecodeFrame(frames[1], WireLimits(), &f).ok());  // unsigned: flags 0
-  EXPECT_EQ(frames[1].back(), '\0');
+  EXPECT_EQ(frames[1][frames[1].size() - 2], '\0');
   EXPECT_TRUE(f.state_sig.empty());
   EXPECT_TRUE(f.delta_sig.empty());
 }
@@ -340,19 +349,19 @@ TEST(WireFrame, SignaturesRoundTripAfterTheCodecBytes) {
 TEST(WireFrame, BadSignatureFieldsAreRefused) {
   std::string out;
   EXPECT_EQ(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "c", &out, "short").message(),
-            "summary signature of '5' bytes in a version '4' frame");
+            "summary signature of '5' bytes in a version '5' frame");
   EXPECT_EQ(
       EncodeSummaryFrame(SampleHeader(), WireType::kFullSummary, "c", &out, kStateSig, kDeltaSig)
           .message(),
       "delta signature on a full summary");
   WireFrame f;
   std::string bad = SampleFrames()[5];
-  bad[bad.size() - 65] = 0x03;  // a delta signature flag on a full summary
+  bad[bad.size() - 66] = 0x03;  // a delta signature flag on a full summary (then the number)
   Status s = DecodeFrame(bad, WireLimits(), &f);
   EXPECT_TRUE(s.IsCorruption());
   EXPECT_EQ(s.message(), "unknown signature flags '3'");
   bad = SampleFrames()[1];
-  bad.back() = 0x04;
+  bad[bad.size() - 2] = 0x04;  // the signature flags, before the frame's number
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "unknown signature flags '4'");
   DigestBody body = SampleDigest();
   body.entries[0].epoch_cert = "short";
@@ -498,6 +507,56 @@ TEST(WireFrame, ProbesAndEntryFlagsRoundTrip) {
   sum.flags = kDigestReplyWanted;
   EXPECT_EQ(EncodeDigestFrame(SampleHeader(), sum, &bytes).message(),
             "digest checksum without its flag");
+}
+
+// Version 5: summary frames carry their number on the sender's stream to the receiver, and the
+// resend frame asks for numbers again.
+TEST(WireFrame, NumberedFramesAndResendsRoundTrip) {
+  const std::vector<std::string> frames = SampleFrames();
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(frames[9], WireLimits(), &f).ok());
+  EXPECT_EQ(f.link_seq, 300u);
+  EXPECT_EQ(f.summary_bytes, "codec-bytes");
+  EXPECT_EQ(frames[9].substr(frames[9].size() - 2), "\xac\x02");  // varint 300, last
+  ASSERT_TRUE(DecodeFrame(frames[1], WireLimits(), &f).ok());
+  EXPECT_EQ(f.link_seq, 0u);  // not numbered
+  ASSERT_TRUE(DecodeFrame(frames[10], WireLimits(), &f).ok());
+  EXPECT_EQ(f.header.type, WireType::kResend);
+  EXPECT_EQ(f.resend_seqs, (std::vector<uint64_t>{7, 300, 301}));
+  EXPECT_EQ(WireTypeName(WireType::kResend), "resend");
+
+  WireHeader h = SampleHeader();
+  h.flags = 0;
+  h.sender_endpoint.clear();
+  h.sender_public_key.clear();
+  std::string bytes;
+  EXPECT_TRUE(EncodeResendFrame(h, {}, &bytes).IsInvalidArgument());
+  EXPECT_TRUE(EncodeResendFrame(h, {1, 0}, &bytes).IsInvalidArgument());
+  EXPECT_TRUE(EncodeResendFrame(h, std::vector<uint64_t>(kMaxResendSeqs + 1, 5), &bytes)
+                  .IsInvalidArgument());
+  ASSERT_TRUE(EncodeResendFrame(h, std::vector<uint64_t>(kMaxResendSeqs, 5), &bytes).ok());
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  h.version = 4;  // older writers have neither
+  EXPECT_EQ(EncodeResendFrame(h, {1}, &bytes).message(), "resend frame of version 4");
+  EXPECT_EQ(EncodeSummaryFrame(h, WireType::kDelta, "c", &bytes, {}, {}, 9).message(),
+            "link sequence number in a version '4' frame");
+  ASSERT_TRUE(EncodeSummaryFrame(h, WireType::kDelta, "c", &bytes).ok());
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.link_seq, 0u);
+
+  std::string bad = frames[10];
+  bad[4] = 4;  // a resend in a version 4 frame
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "resend frame of version below 5");
+  // count 3 -> 0, then 65; a number 0 (the body: count 3, then 7, 300 and 301 as varints).
+  const size_t count_at = frames[10].size() - 6;
+  bad = frames[10];
+  bad[count_at] = 0;
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "resend count '0' outside 1..64");
+  bad[count_at] = 65;
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "resend count '65' outside 1..64");
+  bad = frames[10];
+  bad[count_at + 1] = 0;
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "resend sequence number 0");
 }
 
 // What an older node writes: the version 1 layout, without signatures, decodes and
