@@ -138,6 +138,9 @@ class GossipEngine::Impl {
   // The probe detector: a peer suspects this node at its current heartbeat; it refutes by
   // beating, at most once per gossip interval.
   bool refute_due_ = false;
+  // Members this node unlinked lately: the unlink frame goes again at the next rounds (a lost
+  // one would leave the member counting on deltas that no longer come), by member id.
+  StringMap<int> unlink_repeats_;
   int64_t next_refute_ms_ = 0;
 
   // Declared in dependency order: each part refers only to those above it, but for the

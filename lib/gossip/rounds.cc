@@ -103,6 +103,9 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
 
 // A linked member that came back (or restarted), and a newly chosen one, get a fresh exchange
 // of everything; one no longer linked either way is told so.
+// An unlink frame goes out at the round of the unlink and at the next two.
+constexpr int kUnlinkRepeats = 3;
+
 void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
   for (const Member* m : membership_.Revived(now_ms)) {
     SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
@@ -118,6 +121,17 @@ void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
   for (const Member* m : change.unlinked) {
     outbox_.NoteDropped(m->endpoint);
     outbox_.SendUnlink(m->endpoint, m->public_key);
+    unlink_repeats_[m->id] = kUnlinkRepeats;
+  }
+  for (auto it = unlink_repeats_.begin(); it != unlink_repeats_.end();) {
+    const Member* m = membership_.Find(it->first);
+    const bool again =
+        m != nullptr && !m->endpoint.empty() && !m->chosen && !membership_.IsLinked(*m, now_ms) &&
+        std::find(change.unlinked.begin(), change.unlinked.end(), m) == change.unlinked.end();
+    if (again) outbox_.SendUnlink(m->endpoint, m->public_key);
+    it = m == nullptr || m->chosen || membership_.IsLinked(*m, now_ms) || --it->second <= 0
+             ? unlink_repeats_.erase(it)
+             : std::next(it);
   }
 }
 
