@@ -14,9 +14,14 @@ namespace peerbloom {
 void Dissemination::NoteDuplicate(const Member& sender, const Member& origin) {
   const OriginState* o = Find(origin.id);
   if (o != nullptr && o->last_from == sender.id) return;
+  // Pruned before and still pushed: the member no longer holds the prune (it lost the link
+  // and cleared it, or restarted), so it is sent again.
   OriginState& link = state_[sender.id];
-  if (!link.pruned_here.insert(origin.id).second) return;
-  link.prune_pending.push_back(origin.id);
+  link.pruned_here.insert(origin.id);
+  std::vector<std::string>& pending = link.prune_pending;
+  if (std::find(pending.begin(), pending.end(), origin.id) == pending.end()) {
+    pending.push_back(origin.id);
+  }
 }
 
 void Dissemination::RestorePath(const std::string& origin, const std::string& from) {
