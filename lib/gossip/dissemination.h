@@ -91,8 +91,8 @@ class Dissemination {
   // already held is no second path to prune.
   void OnDelta(const WireFrame& frame, const SummaryDelta& delta, const Member* origin,
                const Member& sender, int64_t now_ms, bool again = false);
-  // A numbered summary frame (wire version 5) from `sender`: gaps in its stream are asked for
-  // again by Repair. Returns LinkStreams::Note's answer.
+  // A numbered frame (wire version 5) from `sender`: gaps in its stream are asked for again
+  // by Repair. Returns LinkStreams::Note's answer.
   bool OnLinkSeq(const Member& sender, uint64_t sender_epoch, uint64_t seq, int64_t now_ms);
   void OnPrune(const Member& sender, const std::vector<std::string>& origins);
   void OnGraft(const Member& sender, const std::vector<std::string>& origins);
@@ -217,7 +217,7 @@ class Dissemination {
   int64_t next_repair_ms_ = INT64_MAX;
   // Members seen lacking a current summary at a round, since when (RequestLacking).
   StringMap<int64_t> lacking_since_;
-  // Numbered summary streams from the members: frames lost on a link, asked for again.
+  // Numbered streams from the members: frames lost on a link, asked for again.
   LinkStreams links_in_;
 };
 

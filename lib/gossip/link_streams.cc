@@ -1,8 +1,7 @@
-// Gaps in numbered summary streams, and when to ask for them again.
+// Gaps in numbered link streams, and when to ask for them again.
 #include "lib/gossip/link_streams.h"
 
 #include <algorithm>
-#include <climits>
 
 #include "peerbloom/wire.h"
 

@@ -1,9 +1,9 @@
-// LinkStreams: the receiving side of numbered summary streams (wire version 5, docs/gossip.md,
-// "Lost frames on a link"). Each sender numbers the full summaries and deltas it sends to this
-// node 1, 2, ... (Outbox); a number that is skipped is a frame lost on the way (the network,
-// a reconnect, a full queue). The number is asked for again a fiftieth of an interval later, and
-// again every quarter interval, at most kMaxAsks times; the sender answers from the frames it
-// keeps. A stream restarts with the sender's epoch; the first frame of a stream only sets
+// LinkStreams: the receiving side of numbered link streams (wire version 5, docs/gossip.md,
+// "Lost frames on a link"). Each sender numbers the full summaries, deltas, prunes and grafts
+// it sends to this node 1, 2, ... (Outbox); a number that is skipped is a frame lost on the way
+// (the network, a reconnect, a full queue). The number is asked for again a fiftieth of an interval
+// later, and again every quarter interval, at most kMaxAsks times; the sender answers from the
+// frames it keeps. A stream restarts with the sender's epoch; the first frame of a stream only sets
 // where it stands (what came before was for an earlier incarnation of this node, or is gone).
 //
 // Not thread-safe; owned by Dissemination.

@@ -4,8 +4,8 @@
 //
 // Every endpoint may have at most max_pending_bytes_per_endpoint queued between two
 // TakeOutgoing() calls; a frame that does not fit is dropped and counted. Nothing is lost for
-// good: a dropped delta shows as a gap at the receiver (which asks for a full summary), a
-// dropped digest or full summary is repaired by the next anti-entropy exchange.
+// good: a dropped numbered frame is asked for again (below), a dropped digest is repaired by
+// the next anti-entropy exchange.
 //
 // Summary frames (full summaries and deltas) and relay tree frames (prunes, grafts) to each
 // endpoint are numbered 1, 2, ... (wire version 5), and the last kKeptFrames of them (at most
@@ -106,7 +106,7 @@ class Outbox {
     WireType type = WireType::kDelta;
     std::string payload;
   };
-  // The numbered summary frames to one endpoint. The counter outlives the kept frames (a link
+  // The numbered frames to one endpoint. The counter outlives the kept frames (a link
   // dropped and made again keeps numbering on), so a receiver never sees numbers go back.
   struct Stream {
     uint64_t next_seq = 1;

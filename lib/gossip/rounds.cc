@@ -101,11 +101,12 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
   imports_.Expire(now_ms);
 }
 
-// A linked member that came back (or restarted), and a newly chosen one, get a fresh exchange
-// of everything; one no longer linked either way is told so.
 // An unlink frame goes out at the round of the unlink and at the next two.
 constexpr int kUnlinkRepeats = 3;
 
+// A linked member that came back (or restarted), and a newly chosen one, get a fresh exchange
+// of everything; one no longer linked either way is told so, three rounds running (the link
+// the transport opens for a repeat is dropped again after it).
 void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
   for (const Member* m : membership_.Revived(now_ms)) {
     SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
@@ -118,20 +119,20 @@ void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
   if (!membership_.probe_mode() || !change.shuffled) {
     for (const Member* m : change.joined) SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
   }
+  for (auto it = unlink_repeats_.begin(); it != unlink_repeats_.end();) {
+    const Member* m = membership_.Find(it->first);
+    if (m == nullptr || m->endpoint.empty() || m->chosen || membership_.IsLinked(*m, now_ms)) {
+      it = unlink_repeats_.erase(it);  // gone, or linked again
+      continue;
+    }
+    outbox_.SendUnlink(m->endpoint, m->public_key);
+    outbox_.NoteDropped(m->endpoint);
+    it = --it->second <= 0 ? unlink_repeats_.erase(it) : std::next(it);
+  }
   for (const Member* m : change.unlinked) {
     outbox_.NoteDropped(m->endpoint);
     outbox_.SendUnlink(m->endpoint, m->public_key);
-    unlink_repeats_[m->id] = kUnlinkRepeats;
-  }
-  for (auto it = unlink_repeats_.begin(); it != unlink_repeats_.end();) {
-    const Member* m = membership_.Find(it->first);
-    const bool again =
-        m != nullptr && !m->endpoint.empty() && !m->chosen && !membership_.IsLinked(*m, now_ms) &&
-        std::find(change.unlinked.begin(), change.unlinked.end(), m) == change.unlinked.end();
-    if (again) outbox_.SendUnlink(m->endpoint, m->public_key);
-    it = m == nullptr || m->chosen || membership_.IsLinked(*m, now_ms) || --it->second <= 0
-             ? unlink_repeats_.erase(it)
-             : std::next(it);
+    unlink_repeats_[m->id] = kUnlinkRepeats - 1;
   }
 }
 

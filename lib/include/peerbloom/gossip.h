@@ -280,9 +280,9 @@ struct GossipStats {
   uint64_t refutations = 0;      // times this node beat to refute a suspicion of itself
   uint64_t declared_dead = 0;    // suspicions that ran out here: the member is dead
   // Additions: lost frames on a link (docs/gossip.md, "Lost frames on a link").
-  uint64_t link_gaps = 0;      // summary frames found missing from a sender's numbered stream
+  uint64_t link_gaps = 0;      // frames found missing from a sender's numbered stream
   uint64_t resends_asked = 0;  // resend frames sent (first asks and retries)
-  uint64_t frames_resent = 0;  // kept summary frames sent again at a receiver's ask
+  uint64_t frames_resent = 0;  // kept numbered frames sent again at a receiver's ask
 };
 
 class GossipEngine {
