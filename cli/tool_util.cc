@@ -70,8 +70,9 @@ Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeySchem
   if (!a.key_scheme.empty()) {
     auto parsed = ParseKeyScheme(a.key_scheme);
     if (!parsed) {
-      return Status::InvalidArgument("--key-scheme must be 'squid-md5' or 'raw', got " +
-                                     QuoteBytes(a.key_scheme));
+      return Status::InvalidArgument(
+          "--key-scheme must be 'squid-md5', 'nginx-md5' or 'raw', got " +
+          QuoteBytes(a.key_scheme));
     }
     *scheme = *parsed;
   }

@@ -151,7 +151,7 @@ Status ClusterSecret(const ClientConfig& config, std::string* secret) {
 Status ParseKeySchemeValue(std::string_view name, KeyScheme* out) {
   const auto scheme = ParseKeyScheme(name);
   if (!scheme) {
-    return Status::InvalidArgument("'key_scheme' must be 'squid-md5' or 'raw', got '" +
+    return Status::InvalidArgument("'key_scheme' must be 'squid-md5', 'nginx-md5' or 'raw', got '" +
                                    std::string(name) + "'");
   }
   *out = *scheme;

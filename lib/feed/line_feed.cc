@@ -71,7 +71,7 @@ Status CheckSubject(const FeedLine& line, KeyScheme scheme) {
     return Status::Ok();
   }
   SquidKey key;
-  if (scheme == KeyScheme::kSquidMd5 && !ParseSquidKeyHex(line.text, &key)) {
+  if (IsMd5KeyScheme(scheme) && !ParseSquidKeyHex(line.text, &key)) {
     return Status::InvalidArgument("key " + Quote(line.text) + " is not 32 hex digits");
   }
   return Status::Ok();

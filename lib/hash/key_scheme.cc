@@ -23,6 +23,8 @@ std::string_view KeySchemeName(KeyScheme scheme) noexcept {
       return "raw";
     case KeyScheme::kSquidMd5:
       return "squid-md5";
+    case KeyScheme::kNginxMd5:
+      return "nginx-md5";
   }
   return "unknown";
 }
@@ -30,6 +32,7 @@ std::string_view KeySchemeName(KeyScheme scheme) noexcept {
 std::optional<KeyScheme> ParseKeyScheme(std::string_view name) noexcept {
   if (name == "raw") return KeyScheme::kRaw;
   if (name == "squid-md5") return KeyScheme::kSquidMd5;
+  if (name == "nginx-md5") return KeyScheme::kNginxMd5;
   return std::nullopt;
 }
 
@@ -56,17 +59,29 @@ std::string SquidKeyHex(const SquidKey& key) {
   return hex;
 }
 
-KeyEncoder::KeyEncoder(KeyScheme scheme, SquidUrlOptions squid_url)
-    : scheme_(scheme), squid_url_(std::move(squid_url)) {}
+KeyEncoder::KeyEncoder(KeyScheme scheme, SquidUrlOptions squid_url, NginxKeyTemplate nginx_key)
+    : scheme_(scheme), squid_url_(std::move(squid_url)), nginx_key_(std::move(nginx_key)) {}
 
 SquidKey KeyEncoder::SquidStoreKey(std::string_view url, uint8_t method_id) noexcept {
   return Md5WithPrefix(method_id, url);
 }
 
 std::string_view KeyEncoder::FromUrl(std::string_view url) noexcept {
-  if (scheme_ == KeyScheme::kRaw) return url;
-  const bool canonical = CanonicalSquidUrl(url, squid_url_, &canonical_).ok();
-  scratch_ = SquidStoreKey(canonical ? std::string_view(canonical_) : url);
+  switch (scheme_) {
+    case KeyScheme::kRaw:
+      return url;
+    case KeyScheme::kSquidMd5: {
+      const bool canonical = CanonicalSquidUrl(url, squid_url_, &canonical_).ok();
+      scratch_ = SquidStoreKey(canonical ? std::string_view(canonical_) : url);
+      break;
+    }
+    case KeyScheme::kNginxMd5: {
+      // An unparsed template fails to build too: the URL is then keyed as given.
+      const bool built = nginx_key_.Build(url, &canonical_).ok();
+      scratch_ = NginxKeyOf(built ? std::string_view(canonical_) : url);
+      break;
+    }
+  }
   return {reinterpret_cast<const char*>(scratch_.data()), scratch_.size()};
 }
 
@@ -76,7 +91,7 @@ Status KeyBytesFromToken(KeyScheme scheme, std::string_view token, std::string* 
     out->assign(token);
     return Status::Ok();
   }
-  SquidKey key;
+  SquidKey key;  // an nginx-md5 key has the same 16 bytes and the same hex
   if (!ParseSquidKeyHex(token, &key)) {
     return Status::InvalidArgument("key " + QuoteBytes(token) + " is not 32 hex digits");
   }

@@ -108,6 +108,44 @@ void StoreDigest(const uint32_t state[4], Md5Digest* out) noexcept {
   }
 }
 
+// MD5 of `head` followed by `data`, `head` being at most one block: the message is never
+// copied whole, only block by block.
+Md5Digest Md5OfParts(std::string_view head, std::string_view data) noexcept {
+  uint32_t state[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
+  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
+  const uint64_t total = uint64_t{head.size()} + data.size();
+  uint8_t block[64];
+  // The first block: the head, then the data's first bytes.
+  size_t fill = head.size();
+  if (fill > 0) std::memcpy(block, head.data(), fill);
+  size_t left = data.size();
+  for (;;) {
+    const size_t take = std::min(left, sizeof(block) - fill);
+    if (take > 0) std::memcpy(block + fill, p, take);
+    p += take;
+    left -= take;
+    fill += take;
+    if (fill < sizeof(block)) break;
+    Compress(state, block);
+    fill = 0;
+    if (left == 0) break;
+  }
+  // Padding: 0x80, zeros, then the bit length (little-endian) in the last 8 bytes.
+  block[fill++] = 0x80;
+  if (fill > 56) {
+    std::memset(block + fill, 0, sizeof(block) - fill);
+    Compress(state, block);
+    fill = 0;
+  }
+  std::memset(block + fill, 0, 56 - fill);
+  const uint64_t bits = total * 8;
+  for (int i = 0; i < 8; ++i) block[56 + i] = static_cast<uint8_t>(bits >> (8 * i));
+  Compress(state, block);
+  Md5Digest out;
+  StoreDigest(state, &out);
+  return out;
+}
+
 }  // namespace
 
 void Md5WithPrefixLanes(uint8_t prefix, const std::string_view* data, Md5Digest* out) noexcept {
@@ -160,41 +198,10 @@ void Md5WithPrefixLanes(uint8_t prefix, const std::string_view* data, Md5Digest*
 }
 
 Md5Digest Md5WithPrefix(uint8_t prefix, std::string_view data) noexcept {
-  uint32_t state[4] = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476};
-  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
-  const uint64_t total = uint64_t{data.size()} + 1;
-  uint8_t block[64];
-  // The first block: the prefix, then the data's first 63 bytes.
-  size_t fill = 1;
-  block[0] = prefix;
-  size_t left = data.size();
-  for (;;) {
-    const size_t take = std::min(left, sizeof(block) - fill);
-    if (take > 0) std::memcpy(block + fill, p, take);
-    p += take;
-    left -= take;
-    fill += take;
-    if (fill < sizeof(block)) break;
-    Compress(state, block);
-    fill = 0;
-    if (left == 0) break;
-  }
-  // Padding: 0x80, zeros, then the bit length (little-endian) in the last 8 bytes.
-  block[fill++] = 0x80;
-  if (fill > 56) {
-    std::memset(block + fill, 0, sizeof(block) - fill);
-    Compress(state, block);
-    fill = 0;
-  }
-  std::memset(block + fill, 0, 56 - fill);
-  const uint64_t bits = total * 8;
-  for (int i = 0; i < 8; ++i) block[56 + i] = static_cast<uint8_t>(bits >> (8 * i));
-  Compress(state, block);
-  Md5Digest out;
-  for (int i = 0; i < 4; ++i) {
-    for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<uint8_t>(state[i] >> (8 * j));
-  }
-  return out;
+  const auto byte = static_cast<char>(prefix);
+  return Md5OfParts(std::string_view(&byte, 1), data);
 }
+
+Md5Digest Md5(std::string_view data) noexcept { return Md5OfParts({}, data); }
 
 }  // namespace peerbloom

@@ -84,7 +84,7 @@ Status CheckEnums(const FixedFields& f, MessageFields* h) {
       f.kind != static_cast<uint8_t>(MessageKind::kDelta)) {
     return Status::NotSupported("unknown summary message kind " + Quote(f.kind));
   }
-  if (f.key_scheme > static_cast<uint8_t>(KeyScheme::kSquidMd5)) {
+  if (f.key_scheme > static_cast<uint8_t>(kLastKeyScheme)) {
     return Status::NotSupported("unknown key scheme " + Quote(f.key_scheme));
   }
   if (f.hash_scheme != static_cast<uint8_t>(HashScheme::kSipHash13x2) &&

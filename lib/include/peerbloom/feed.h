@@ -10,9 +10,10 @@
 //   WS       = SP / HTAB
 //
 // For `+` / `-` the token is the key in the cluster's key scheme: 32 hex digits for
-// squid-md5, the bytes themselves for raw (so raw keys cannot contain whitespace: encode
-// such ids before feeding them). For `+url` / `-url` the URL becomes key bytes through
-// KeyEncoder (squid-md5: MD5(0x01 || URL), the key of a GET). Anything else, and anything
+// squid-md5 and nginx-md5, the bytes themselves for raw (so raw keys cannot contain
+// whitespace: encode such ids before feeding them). For `+url` / `-url` the URL becomes key
+// bytes through KeyEncoder (squid-md5: MD5(0x01 || URL), the key of a GET; nginx-md5: MD5 of
+// the cache key the node's template builds). Anything else, and anything
 // after the token, is malformed and gets a Status saying why.
 //
 // Pure: no I/O. Thread-safety: the functions are reentrant; a KeyEncoder is not thread-safe.
@@ -50,8 +51,8 @@ struct FeedLine {
 };
 
 // Parses one line (without its '\n'). A key token is checked against `scheme` (so a
-// squid-md5 feed refuses a key that is not 32 hex digits). InvalidArgument with the reason on
-// a malformed line; *out is then unspecified.
+// squid-md5 or nginx-md5 feed refuses a key that is not 32 hex digits). InvalidArgument with
+// the reason on a malformed line; *out is then unspecified.
 Status ParseFeedLine(std::string_view line, KeyScheme scheme, FeedLine* out);
 
 // The key bytes a parsed add/remove line stands for, under encoder->scheme(). The result for

@@ -1,7 +1,8 @@
-// MD5 (RFC 1321) of short messages, for Squid's store keys. Not for security: Squid keys its
-// cache by MD5, so the cluster must too. OpenSSL's EVP interface costs more per message than
-// the compression of the one or two blocks a URL takes (provider dispatch, context reset,
-// cleansing), and keying is on the path of every who-has, add and remove.
+// MD5 (RFC 1321) of short messages, for Squid's store keys and nginx's cache file names. Not
+// for security: Squid and nginx key their caches by MD5, so the cluster must too. OpenSSL's
+// EVP interface costs more per message than the compression of the one or two blocks a URL
+// takes (provider dispatch, context reset, cleansing), and keying is on the path of every
+// who-has, add and remove.
 #ifndef PEERBLOOM_MD5_H_
 #define PEERBLOOM_MD5_H_
 
@@ -12,6 +13,9 @@
 namespace peerbloom {
 
 using Md5Digest = std::array<uint8_t, 16>;
+
+// MD5 of `data`. Thread-safety: pure function.
+Md5Digest Md5(std::string_view data) noexcept;
 
 // MD5 of the byte `prefix` followed by `data`. Thread-safety: pure function.
 Md5Digest Md5WithPrefix(uint8_t prefix, std::string_view data) noexcept;

@@ -61,7 +61,7 @@ TEST(ClientConfig, ErrorsAreTheDaemonsWithFileAndLine) {
   EXPECT_EQ(ErrorOf("listen = \"tcp://127.0.0.1:1\"\n"),
             "t.toml:1: missing required key 'data_dir'");
   EXPECT_EQ(ErrorOf(head + "key_scheme = \"md5\"\n"),
-            "t.toml:4: 'key_scheme' must be 'squid-md5' or 'raw', got 'md5'");
+            "t.toml:4: 'key_scheme' must be 'squid-md5', 'nginx-md5' or 'raw', got 'md5'");
   EXPECT_EQ(ErrorOf(head + "cluster_secret = 7\n"), "t.toml:4: 'cluster_secret' must be a string");
   EXPECT_EQ(ErrorOf("data_dir = \"\"\n"), "t.toml:1: 'data_dir' must not be empty");
   EXPECT_EQ(ErrorOf(head + "allow_remote_control = 1\n"),

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "peerbloom/nginx_cache.h"
+
 namespace peerbloom {
 namespace {
 
@@ -131,6 +133,29 @@ TEST(FeedLine, KeyBytesFollowTheScheme) {
   ASSERT_TRUE(FeedLineKeyBytes(ParseOk("+ obj-7", KeyScheme::kRaw), &raw, &bytes).ok());
   EXPECT_EQ(bytes, "obj-7");
   EXPECT_EQ(FeedLineKeyBytes(FeedLine(), &raw, &bytes).message(), "line has no key");
+}
+
+// nginx-md5 keys are 32 hex digits like squid-md5's (a cache file's name); a URL is keyed
+// through the node's cache key template.
+TEST(FeedLine, NginxKeysAreHexAndUrlsGoThroughTheTemplate) {
+  const std::string hex = "e17bb66e9108123f0a69ed2223aca7a4";
+  EXPECT_EQ(ParseOk("+ " + hex, KeyScheme::kNginxMd5).text, hex);
+  EXPECT_EQ(Error("+ " + hex.substr(1), KeyScheme::kNginxMd5),
+            "key '" + hex.substr(1) + "' is not 32 hex digits");
+  EXPECT_EQ(Error("- obj-7", KeyScheme::kNginxMd5), "key 'obj-7' is not 32 hex digits");
+
+  NginxKeyTemplate key;
+  ASSERT_TRUE(NginxKeyTemplate::Parse("$scheme$host$request_uri", "", &key).ok());
+  KeyEncoder nginx(KeyScheme::kNginxMd5, {}, key);
+  std::string bytes;
+  ASSERT_TRUE(
+      FeedLineKeyBytes(ParseOk("+url http://H/a?b", KeyScheme::kNginxMd5), &nginx, &bytes).ok());
+  const NginxKey expected = NginxKeyOf("httph/a?b");
+  EXPECT_EQ(bytes, std::string(reinterpret_cast<const char*>(expected.data()), 16));
+  ASSERT_TRUE(
+      FeedLineKeyBytes(ParseOk("- " + NginxKeyHex(expected), KeyScheme::kNginxMd5), &nginx, &bytes)
+          .ok());
+  EXPECT_EQ(bytes, std::string(reinterpret_cast<const char*>(expected.data()), 16));
 }
 
 TEST(FeedLine, UrlShape) {

@@ -28,13 +28,28 @@ std::string_view Bytes(const SquidKey& key) {
 }
 
 TEST(KeyScheme, NamesRoundTrip) {
-  for (KeyScheme s : {KeyScheme::kRaw, KeyScheme::kSquidMd5}) {
+  for (KeyScheme s : {KeyScheme::kRaw, KeyScheme::kSquidMd5, KeyScheme::kNginxMd5}) {
     EXPECT_EQ(ParseKeyScheme(KeySchemeName(s)), s);
   }
   EXPECT_EQ(KeySchemeName(KeyScheme::kRaw), "raw");
   EXPECT_EQ(KeySchemeName(KeyScheme::kSquidMd5), "squid-md5");
+  EXPECT_EQ(KeySchemeName(KeyScheme::kNginxMd5), "nginx-md5");
+  EXPECT_EQ(KeySchemeName(static_cast<KeyScheme>(3)), "unknown");
   EXPECT_EQ(ParseKeyScheme("squid_md5"), std::nullopt);
   EXPECT_EQ(ParseKeyScheme("RAW"), std::nullopt);
+  EXPECT_EQ(ParseKeyScheme("nginx"), std::nullopt);
+  EXPECT_EQ(ParseKeyScheme("NGINX-MD5"), std::nullopt);
+}
+
+// Frozen numbering: the numbers travel in summary headers and signatures.
+TEST(KeyScheme, NumbersAreFrozen) {
+  EXPECT_EQ(static_cast<int>(KeyScheme::kRaw), 0);
+  EXPECT_EQ(static_cast<int>(KeyScheme::kSquidMd5), 1);
+  EXPECT_EQ(static_cast<int>(KeyScheme::kNginxMd5), 2);
+  EXPECT_EQ(kLastKeyScheme, KeyScheme::kNginxMd5);
+  EXPECT_FALSE(IsMd5KeyScheme(KeyScheme::kRaw));
+  EXPECT_TRUE(IsMd5KeyScheme(KeyScheme::kSquidMd5));
+  EXPECT_TRUE(IsMd5KeyScheme(KeyScheme::kNginxMd5));
 }
 
 TEST(KeyScheme, ParseSquidKeyHexAcceptsExactly32HexDigits) {
@@ -96,6 +111,14 @@ TEST(KeyScheme, KeyBytesFromTokenErrors) {
   const std::string long_token(100, 'z');
   s = KeyBytesFromToken(KeyScheme::kSquidMd5, long_token, &out);
   EXPECT_EQ(s.message(), "key '" + std::string(64, 'z') + "' is not 32 hex digits");
+  // nginx-md5 keys are 32 hex digits too.
+  s = KeyBytesFromToken(KeyScheme::kNginxMd5, "e17bb66e9108123f0a69ed2223aca7a", &out);
+  EXPECT_EQ(s.message(), "key 'e17bb66e9108123f0a69ed2223aca7a' is not 32 hex digits");
+  s = KeyBytesFromToken(KeyScheme::kNginxMd5, "e17bb66e9108123f0a69ed2223aca7a40", &out);
+  EXPECT_EQ(s.message(), "key 'e17bb66e9108123f0a69ed2223aca7a40' is not 32 hex digits");
+  s = KeyBytesFromToken(KeyScheme::kNginxMd5, "http://127.0.0.1:38172/plain.txt", &out);
+  EXPECT_EQ(s.message(), "key 'http://127.0.0.1:38172/plain.txt' is not 32 hex digits");
+  EXPECT_TRUE(KeyBytesFromToken(KeyScheme::kNginxMd5, "", &out).IsInvalidArgument());
   EXPECT_EQ(out, "unchanged");
 }
 
@@ -107,6 +130,12 @@ TEST(KeyScheme, KeyBytesFromTokenValues) {
       KeyBytesFromToken(KeyScheme::kSquidMd5, "1dcd286542cb5c0fee897c41ab94173f", &out).ok());
   KeyEncoder encoder(KeyScheme::kSquidMd5);
   EXPECT_EQ(out, Bytes(encoder.SquidStoreKey("http://127.0.0.1:8080/obj1.txt")));
+  // An nginx-md5 key in either case: the cache file name of tests/data/nginx/plain.cache.
+  const NginxKey name = NginxKeyOf("http://127.0.0.1:38172/plain.txt");
+  for (const char* hex : {"e17bb66e9108123f0a69ed2223aca7a4", "E17BB66E9108123F0A69ED2223ACA7A4"}) {
+    ASSERT_TRUE(KeyBytesFromToken(KeyScheme::kNginxMd5, hex, &out).ok()) << hex;
+    EXPECT_EQ(out, Bytes(name)) << hex;
+  }
 }
 
 TEST(KeyScheme, StoreKeyIsMd5OfMethodAndUrl) {
@@ -128,6 +157,36 @@ TEST(Md5, MatchesOpenSslAtEveryLengthAndPrefix) {
       EXPECT_EQ(Md5WithPrefix(static_cast<uint8_t>(prefix), data),
                 OneShotStoreKey(static_cast<uint8_t>(prefix), data))
           << "length " << n << " prefix " << prefix;
+    }
+    data.push_back(static_cast<char>((n * 131 + 7) & 0xff));
+  }
+}
+
+// RFC 1321's test suite (appendix A.5).
+TEST(Md5, RfcVectorsWithoutPrefix) {
+  EXPECT_EQ(SquidKeyHex(Md5("")), "D41D8CD98F00B204E9800998ECF8427E");
+  EXPECT_EQ(SquidKeyHex(Md5("a")), "0CC175B9C0F1B6A831C399E269772661");
+  EXPECT_EQ(SquidKeyHex(Md5("abc")), "900150983CD24FB0D6963F7D28E17F72");
+  EXPECT_EQ(SquidKeyHex(Md5("message digest")), "F96B697D7CB7938D525A2F31AAF161D0");
+  EXPECT_EQ(SquidKeyHex(Md5("abcdefghijklmnopqrstuvwxyz")), "C3FCD3D76192E4007DFB496CCA67E13B");
+  EXPECT_EQ(SquidKeyHex(Md5("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")),
+            "D174AB98D277D9F5A5611C2C9F419D9F");
+  EXPECT_EQ(SquidKeyHex(Md5("1234567890123456789012345678901234567890"
+                            "1234567890123456789012345678901234567890")),
+            "57EDF4A22BE3C955AC49DA2E2107B67A");
+}
+
+// Every length across the one-, two- and three-block boundaries (55/56, 119/120 bytes),
+// against OpenSSL, and against Md5WithPrefix with the first byte as the prefix.
+TEST(Md5, MatchesOpenSslAndThePrefixedFormAtEveryLength) {
+  std::string data;
+  for (size_t n = 0; n <= 300; ++n) {
+    Md5Digest openssl{};
+    unsigned int len = 0;
+    ASSERT_EQ(EVP_Digest(data.data(), data.size(), openssl.data(), &len, EVP_md5(), nullptr), 1);
+    EXPECT_EQ(Md5(data), openssl) << "length " << n;
+    if (n > 0) {
+      EXPECT_EQ(Md5(data), Md5WithPrefix(static_cast<uint8_t>(data[0]), data.substr(1))) << n;
     }
     data.push_back(static_cast<char>((n * 131 + 7) & 0xff));
   }
@@ -173,6 +232,30 @@ TEST(KeyScheme, HeadKeyDiffersFromGet) {
   // FromUrl uses GET.
   EXPECT_EQ(encoder.FromUrl(url), Bytes(get));
   EXPECT_NE(encoder.FromUrl(url), Bytes(head));
+}
+
+// nginx-md5: MD5 of the cache key the template builds, the name nginx gives the file; a URL
+// the template cannot key, or an encoder without a template, keys the URL as given.
+TEST(KeyScheme, NginxMd5KeysTheCacheKeyOfTheUrl) {
+  NginxKeyTemplate key;
+  ASSERT_TRUE(NginxKeyTemplate::Parse(NginxKeyTemplate::kDefault, "127.0.0.1:38172", &key).ok());
+  KeyEncoder encoder(KeyScheme::kNginxMd5, {}, key);
+  EXPECT_EQ(encoder.scheme(), KeyScheme::kNginxMd5);
+  // tests/data/nginx/plain.cache: nginx named it so for this URL through this key.
+  const std::string_view bytes = encoder.FromUrl("http://127.0.0.1:38171/plain.txt");
+  ASSERT_EQ(bytes.size(), 16u);
+  NginxKey name;
+  ASSERT_TRUE(ParseNginxCacheFileName("e17bb66e9108123f0a69ed2223aca7a4", &name));
+  EXPECT_EQ(bytes, Bytes(name));
+  // The fragment is not sent; the host's port is not part of this key.
+  EXPECT_EQ(encoder.FromUrl("http://localhost/plain.txt#top"), Bytes(name));
+  // nginx answers 400 to "/..": keyed as given.
+  EXPECT_EQ(encoder.FromUrl("http://h/.."), Bytes(NginxKeyOf("http://h/..")));
+  EXPECT_EQ(encoder.FromUrl("ftp://h/a"), Bytes(NginxKeyOf("ftp://h/a")));
+
+  KeyEncoder untemplated(KeyScheme::kNginxMd5);
+  EXPECT_EQ(untemplated.FromUrl("http://127.0.0.1:38171/plain.txt"),
+            Bytes(NginxKeyOf("http://127.0.0.1:38171/plain.txt")));
 }
 
 TEST(KeyScheme, RawSchemePassesUrlThrough) {

@@ -188,6 +188,7 @@ TEST(SummaryCodecHostile, UnknownEnumValuesAreNotSupported) {
     uint8_t value;
     const char* message;
   } cases[] = {{8, 9, "unknown summary message kind '9'"},
+               {9, 3, "unknown key scheme '3'"},
                {9, 7, "unknown key scheme '7'"},
                {10, 0, "unknown hash scheme '0'"},
                {13, 3, "unknown summary body encoding '3'"}};
@@ -199,6 +200,20 @@ TEST(SummaryCodecHostile, UnknownEnumValuesAreNotSupported) {
     const Status st = DecodeSummary(bad, DecodeLimits{}, &s);
     EXPECT_TRUE(st.IsNotSupported()) << st.ToString();
     EXPECT_EQ(st.message(), c.message);
+  }
+}
+
+// Every key scheme this build knows decodes (2, nginx-md5, was refused before it existed).
+TEST(SummaryCodecHostile, EveryKnownKeySchemeDecodes) {
+  const std::string msg = Encode(MakeSummary(FilterWithFill(8, 1, 0.1, 5)), BodyEncoding::kRaw);
+  for (KeyScheme scheme : {KeyScheme::kRaw, KeyScheme::kSquidMd5, KeyScheme::kNginxMd5}) {
+    std::string bytes = msg;
+    bytes[9] = static_cast<char>(scheme);
+    Reseal(&bytes);
+    Summary s;
+    const Status st = DecodeSummary(bytes, DecodeLimits{}, &s);
+    ASSERT_TRUE(st.ok()) << KeySchemeName(scheme) << ": " << st.ToString();
+    EXPECT_EQ(s.key_scheme, scheme);
   }
 }
 
