@@ -3,7 +3,8 @@
 # Usage: scripts/install-deps.sh [--with-squid] [--with-results] [--with-bench]
 # --with-results adds what `make results` and the benchmarks' comparisons use.
 # --with-squid (what `make test` uses) adds the programs the integration tests run: Squid and
-# its origin server, the Prometheus server that scrapes a test cluster, and the packaging tools.
+# its origin server, nginx (the nginx cluster test), the Prometheus server that scrapes a test
+# cluster, and the packaging tools.
 set -euo pipefail
 
 packages=(
@@ -16,6 +17,8 @@ packages=(
 )
 if [[ " $* " == *" --with-squid "* ]]; then
   packages+=(squid python3)
+  # tests/integration/nginx_cluster_test.cc: three nginx caches and an origin; curl fetches.
+  packages+=(nginx-core curl)
   packages+=(prometheus)
   # The package test: cpack's dependency scan, the man page lint, unit verification.
   packages+=(dpkg-dev)

@@ -14,6 +14,7 @@
 #include "peerbloom/client/client_config.h"
 #include "peerbloom/client/control_token.h"
 #include "peerbloom/client/toml_values.h"
+#include "peerbloom/nginx_cache.h"
 #include "peerbloom/summary.h"
 
 namespace peerbloom::daemon {
@@ -137,17 +138,21 @@ Status Parser::Feeds(const toml::node& n) {
     const toml::table* t = item.as_table();
     if (t == nullptr) return Error(item, "each feed must be a table with 'path'");
     FeedConfig feed;
+    bool levels_set = false, rescan_set = false;
     for (auto&& [k, v] : *t) {
       if (k.str() == "path") {
         PEERBLOOM_RETURN_IF_ERROR(String(v, "feeds.path", &feed.path));
         if (feed.path.empty()) return Error(v, "'feeds.path' must not be empty");
       } else if (k.str() == "format") {
         PEERBLOOM_RETURN_IF_ERROR(String(v, "feeds.format", &feed.format));
-        if (feed.format != "line" && feed.format != "squid-store-log") {
-          return Error(
-              v, "'feeds.format' must be 'line' or 'squid-store-log', got '" + feed.format + "'");
+        if (feed.format != "line" && feed.format != "squid-store-log" &&
+            feed.format != "nginx-cache") {
+          return Error(v,
+                       "'feeds.format' must be 'line', 'squid-store-log' or 'nginx-cache', got '" +
+                           feed.format + "'");
         }
         if (feed.format == "squid-store-log") squid_feed_line_ = v.source().begin.line;
+        if (feed.format == "nginx-cache") nginx_feed_line_ = v.source().begin.line;
       } else if (k.str() == "start_at_end") {
         PEERBLOOM_RETURN_IF_ERROR(Bool(v, "feeds.start_at_end", &feed.start_at_end));
       } else if (k.str() == "cache_dirs") {
@@ -159,6 +164,16 @@ Status Parser::Feeds(const toml::node& n) {
           if (dir.empty()) return Error(d, "'feeds.cache_dirs' must not hold an empty path");
           feed.cache_dirs.push_back(std::move(dir));
         }
+      } else if (k.str() == "levels") {
+        PEERBLOOM_RETURN_IF_ERROR(String(v, "feeds.levels", &feed.levels));
+        std::vector<int> levels;
+        Status s = ParseNginxLevels(feed.levels, &levels);
+        if (!s.ok()) return Error(v, "'feeds.levels': " + s.message());
+        levels_set = true;
+      } else if (k.str() == "rescan_interval") {
+        PEERBLOOM_RETURN_IF_ERROR(
+            Duration(v, "feeds.rescan_interval", 0, &feed.rescan_interval_ms));
+        rescan_set = true;
       } else {
         return At(k.source().begin.line, "unknown key 'feeds." + std::string(k.str()) + "'");
       }
@@ -166,6 +181,13 @@ Status Parser::Feeds(const toml::node& n) {
     if (feed.path.empty()) return Error(item, "feed without 'path'");
     if (!feed.cache_dirs.empty() && feed.format != "squid-store-log") {
       return Error(item, "'feeds.cache_dirs' needs format = 'squid-store-log'");
+    }
+    if ((levels_set || rescan_set) && feed.format != "nginx-cache") {
+      return Error(item, std::string("'feeds.") + (levels_set ? "levels" : "rescan_interval") +
+                             "' needs format = 'nginx-cache'");
+    }
+    if (feed.format == "nginx-cache" && feed.start_at_end) {
+      return Error(item, "'feeds.start_at_end' does not apply to an 'nginx-cache' feed");
     }
     c_->feeds.push_back(std::move(feed));
   }
@@ -300,6 +322,38 @@ Status Parser::CheckCombinations(const toml::table& root) const {
       return At(squid_digest_line_, "'squid_digest' needs key_scheme = 'squid-md5'");
     }
     if (squid_url_line_ != 0) return At(squid_url_line_, client::kSquidUrlKeysNeedMd5);
+  }
+  if (c_->key_scheme != KeyScheme::kNginxMd5) {
+    if (nginx_feed_line_ != 0) {
+      return At(nginx_feed_line_, "an 'nginx-cache' feed needs key_scheme = 'nginx-md5'");
+    }
+    for (const char* key : {"nginx_cache_key", "nginx_proxy_host"}) {
+      if (root.contains(key)) {
+        return Error(*root.get(key), "'" + std::string(key) + "' needs key_scheme = 'nginx-md5'");
+      }
+    }
+  } else {
+    NginxKeyTemplate key;
+    Status s = NginxKeyTemplate::Parse(c_->nginx_cache_key, c_->nginx_proxy_host, &key);
+    if (!s.ok()) return At(LineOf(root, "nginx_cache_key"), "'nginx_cache_key': " + s.message());
+  }
+  if (!c_->nginx_siblings.empty() && c_->nginx_route_socket.empty()) {
+    return Error(*root.get("nginx_siblings"), "'nginx_siblings' needs 'nginx_route_socket'");
+  }
+  if (!c_->nginx_route_socket_group.empty() && c_->nginx_route_socket.empty()) {
+    return Error(*root.get("nginx_route_socket_group"),
+                 "'nginx_route_socket_group' needs 'nginx_route_socket'");
+  }
+  if (c_->purge_nginx) {
+    int nginx_feeds = 0;
+    for (const FeedConfig& f : c_->feeds) nginx_feeds += f.format == "nginx-cache";
+    if (nginx_feeds != 1) {
+      return Error(*root.get("purge_nginx"), "'purge_nginx' needs exactly one 'nginx-cache' feed");
+    }
+    if (!c_->purge_command.empty() || !c_->purge_squid.empty()) {
+      return Error(*root.get("purge_nginx"),
+                   "'purge_nginx' excludes 'purge_command' and 'purge_squid'");
+    }
   }
   for (const std::string& peer : c_->relay_links) {
     if (peer == c_->node_id) {

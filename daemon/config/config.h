@@ -29,7 +29,8 @@ namespace peerbloom::daemon {
 struct FeedConfig {
   std::string path;
   // Default: "line". Or "squid-store-log": Squid's store.log (docs/squid.md), which needs
-  // key_scheme = "squid-md5".
+  // key_scheme = "squid-md5". Or "nginx-cache": `path` is an nginx proxy_cache_path whose
+  // files are the live set (docs/nginx.md), which needs key_scheme = "nginx-md5".
   std::string format = "line";
   // Default: false. For a regular file: start at the end on first sight instead of the start.
   bool start_at_end = false;
@@ -38,6 +39,12 @@ struct FeedConfig {
   // operation, and by itself when the feed starts without a saved position or the saved
   // position's tail is lost.
   std::vector<std::string> cache_dirs;
+  // Default: "" (nginx's default: no levels). nginx-cache only: the `levels` of the
+  // proxy_cache_path, e.g. "1:2".
+  std::string levels;
+  // Default: 3600000 (1 h); 0: never. nginx-cache only: how often the whole directory is
+  // read again to catch what the events missed (drift is counted and logged).
+  int64_t rescan_interval_ms = 3600000;
 };
 
 // One `[[squid_digest]]` entry: a Squid node without peerbloomd whose Cache Digest this
@@ -131,6 +138,24 @@ struct Config {
   // Default: empty. Node id -> Squid cache_peer name (the helper answers the name; the route
   // log names the peer by it).
   std::map<std::string, std::string> squid_peer_names;
+  // nginx (docs/nginx.md). Default: NginxKeyTemplate::kDefault, the key nginx uses without a
+  // proxy_cache_key line ("http://$proxy_host$request_uri": the URL it sends upstream).
+  // The node's `proxy_cache_key`, for turning a URL into the key nginx caches it under
+  // (peerbloom/nginx_cache.h). Needs key_scheme = "nginx-md5".
+  std::string nginx_cache_key = std::string(NginxKeyTemplate::kDefault);
+  // Default: "". The value of $proxy_host in nginx_cache_key (the upstream proxy_pass names).
+  std::string nginx_proxy_host;
+  // Default: "" (off). The unix socket nginx's auth_request asks which peer to fetch a miss
+  // from (daemon/control/route_socket.h).
+  std::string nginx_route_socket;
+  // Default: "" (mode 0600). A group given the route socket (mode 0660), nginx's `www-data`.
+  std::string nginx_route_socket_group;
+  // Default: empty. Node id -> "HOST:PORT" of that peer's nginx sibling server, where a miss
+  // routed to it is sent.
+  std::map<std::string, std::string> nginx_siblings;
+  // Default: false. A cluster-wide purge deletes the nginx cache files of the URL's key
+  // (the nginx-cache feed's directory) when this node may hold it.
+  bool purge_nginx = false;
   // Default: 0 (off). How long (us) the loop keeps polling without sleeping after
   // it answered a control or who-has-socket request, at most 10 ms.
   int64_t control_busy_poll_us = 0;

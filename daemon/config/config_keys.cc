@@ -94,6 +94,53 @@ constexpr KeySpec kKeys[] = {
      [](Parser& p, const N& n, std::string_view key) {
        return p.String(n, key, &p.c().squid_route_log);
      }},
+    // nginx (docs/nginx.md).
+    {"nginx_cache_key", "string", "\"http://$proxy_host$request_uri\"",
+     "nginx's proxy_cache_key, to key URLs as the cache does",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.String(n, key, &p.c().nginx_cache_key);
+     }},
+    {"nginx_proxy_host", "string", "\"\"", "the value of $proxy_host in nginx_cache_key",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.String(n, key, &p.c().nginx_proxy_host);
+     }},
+    {"nginx_route_socket", "string", "\"\"",
+     "unix socket nginx's auth_request asks which peer holds a miss",
+     [](Parser& p, const N& n, std::string_view key) {
+       PEERBLOOM_RETURN_IF_ERROR(p.String(n, key, &p.c().nginx_route_socket));
+       const std::string& v = p.c().nginx_route_socket;
+       if (!v.empty() && v[0] != '/') {
+         return p.Error(n, "'nginx_route_socket' must be an absolute path, got '" + v + "'");
+       }
+       if (v.size() > 107) return p.Error(n, "'nginx_route_socket' is longer than 107 bytes");
+       return Status::Ok();
+     }},
+    {"nginx_route_socket_group", "string", "\"\"",
+     "group given the route socket (mode 0660), such as www-data",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.String(n, key, &p.c().nginx_route_socket_group);
+     }},
+    {"nginx_siblings", "table", "{}", "node id -> HOST:PORT of its nginx sibling server",
+     [](Parser& p, const N& n, std::string_view) {
+       const toml::table* table = n.as_table();
+       if (table == nullptr) return p.Error(n, "'nginx_siblings' must be a table");
+       for (auto&& [id, v] : *table) {
+         const std::string addr = v.value_or(std::string());
+         std::string host;
+         int port = 0;
+         if (!v.is_string() || !ParseListenAddress(addr, &host, &port).ok() || port == 0 ||
+             addr.find_first_of(" \t\r\n\"") != std::string::npos) {
+           return p.Error(v, "'nginx_siblings." + std::string(id.str()) +
+                                 "' must be \"HOST:PORT\" with a port, got '" + addr + "'");
+         }
+         p.c().nginx_siblings[std::string(id.str())] = addr;
+       }
+       return Status::Ok();
+     }},
+    {"purge_nginx", "bool", "false", "purges delete the URL's nginx cache files",
+     [](Parser& p, const N& n, std::string_view key) {
+       return p.Bool(n, key, &p.c().purge_nginx);
+     }},
     // Filter.
     {"capacity", "integer", "1000000", "keys the counting filter is sized for",
      [](Parser& p, const N& n, std::string_view key) {

@@ -68,6 +68,7 @@ class Parser {
   std::string path_;
   Config* c_;
   uint32_t squid_feed_line_ = 0;    // line of a store.log feed's format, 0 when none
+  uint32_t nginx_feed_line_ = 0;    // line of an nginx-cache feed's format, 0 when none
   uint32_t squid_digest_line_ = 0;  // line of the first [[squid_digest]], 0 when none
   uint32_t squid_url_line_ = 0;     // line of the first squid_uri_* / append_domain key
 };

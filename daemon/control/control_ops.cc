@@ -2,6 +2,8 @@
 // who-has, add and remove live in LookupService (lookup_service.cc): they work on the store.
 #include "daemon/control/control_ops.h"
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 #include "daemon/observe/log_format.h"
@@ -115,9 +117,24 @@ Status ControlOps::Summary(const ControlCall& call) {
 }
 
 // {"op":"rebuild","feed":PATH,"cache_dirs":[...]}: both optional when one store.log feed
-// has cache_dirs configured. Starts the read; `stats` shows when it is done.
+// has cache_dirs configured. Starts the read; `stats` shows when it is done. For an
+// nginx-cache feed (named, or the only feed that can be rebuilt), a scan of its directory.
 Status ControlOps::Rebuild(const ControlCall& call) {
   const std::string path = call.request.value("feed", std::string());
+  // An nginx-cache feed's live set is rebuilt by a scan of its directory.
+  for (const auto& feed : c_.parts.nginx_feeds) {
+    const bool only = path.empty() && c_.parts.nginx_feeds.size() == 1 &&
+                      std::none_of(c_.parts.feeds.begin(), c_.parts.feeds.end(),
+                                   [](const auto& f) { return f->store_log() != nullptr; });
+    if (feed->config().path != path && !only) continue;
+    if (call.request.contains("cache_dirs")) {
+      return Status::InvalidArgument(
+          "an nginx-cache feed reads its own directory: no 'cache_dirs'");
+    }
+    feed->RequestScan("rebuild request");
+    (*call.reply)["feed"] = feed->config().path;
+    return Status::Ok();
+  }
   std::vector<std::string> dirs = call.request.value("cache_dirs", std::vector<std::string>());
   Feed* chosen = nullptr;
   for (const auto& feed : c_.parts.feeds) {

@@ -111,6 +111,18 @@ Status LookupService::Start() {
                                                      config_.who_has_socket_group, limits_.who_has);
     PEERBLOOM_RETURN_IF_ERROR(who_has_socket_->Start());
   }
+  if (!config_.nginx_route_socket.empty()) {
+    route_socket_ = std::make_unique<WhoHasSocket>(
+        config_.nginx_route_socket, config_.nginx_route_socket_group, limits_.who_has,
+        WhoHasSocket::Framing::kHttpHeads, "nginx route socket", "nginx_route_socket_group");
+    PEERBLOOM_RETURN_IF_ERROR(route_socket_->Start());
+    // Asked only once Wire has given the store and the engine (the socket is served after).
+    routes_ = std::make_unique<NginxRoutes>(
+        config_.nginx_siblings, [this](std::string_view key_bytes, std::vector<PeerMatch>* peers) {
+          const KeyHash hash = store_->store().hasher().Hash(key_bytes);
+          engine_->WhoHas(key_bytes, hash, clock_.NowMs(), peers);
+        });
+  }
   return Status::Ok();
 }
 
@@ -145,6 +157,8 @@ void LookupService::AppendPollItems(std::vector<zmq::pollitem_t>* items) {
   socket_at_ = items->size();
   if (who_has_socket_) who_has_socket_->AppendPollItems(items);
   socket_end_ = items->size();
+  if (route_socket_) route_socket_->AppendPollItems(items);
+  route_end_ = items->size();
 }
 
 // Sleeping in poll costs a wake-up (tens of microseconds on an idle machine) when the next
@@ -166,9 +180,16 @@ void LookupService::Serve(const std::vector<zmq::pollitem_t>& items, int64_t now
       [this](const nlohmann::json& req, std::string_view body, nlohmann::json* reply,
              std::string* reply_body) { return ops_->Handle(req, body, reply, reply_body); }));
   if (who_has_socket_) {
-    served += who_has_socket_->Process(
-        items.data() + socket_at_, socket_end_ - socket_at_,
-        [this](std::string_view lines, std::string* out) { WhoHasLines(lines, out); });
+    served += who_has_socket_->Process(items.data() + socket_at_, socket_end_ - socket_at_,
+                                       [this](std::string_view lines, std::string* out) {
+                                         WhoHasLines(lines, out);
+                                         return true;
+                                       });
+  }
+  if (route_socket_) {
+    served += route_socket_->Process(
+        items.data() + socket_end_, route_end_ - socket_end_,
+        [this](std::string_view heads, std::string* out) { return routes_->Answer(heads, out); });
   }
   ServedRequests(served);
 }
@@ -176,9 +197,18 @@ void LookupService::Serve(const std::vector<zmq::pollitem_t>& items, int64_t now
 // Only the who-has socket: its lines are lookups and nothing else, so serving them in the
 // middle of the transport's receiving cannot change what the loop is doing.
 void LookupService::ServeNow() {
-  if (!who_has_socket_) return;
-  ServedRequests(who_has_socket_->ServeReady(
-      [this](std::string_view lines, std::string* out) { WhoHasLines(lines, out); }));
+  size_t served = 0;
+  if (who_has_socket_) {
+    served += who_has_socket_->ServeReady([this](std::string_view lines, std::string* out) {
+      WhoHasLines(lines, out);
+      return true;
+    });
+  }
+  if (route_socket_) {
+    served += route_socket_->ServeReady(
+        [this](std::string_view heads, std::string* out) { return routes_->Answer(heads, out); });
+  }
+  ServedRequests(served);
 }
 
 void LookupService::ServedRequests(size_t count) {

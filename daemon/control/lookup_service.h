@@ -22,6 +22,7 @@
 #include "daemon/control/control_ops.h"
 #include "daemon/control/control_server.h"
 #include "daemon/control/descriptors.h"
+#include "daemon/control/nginx_routes.h"
 #include "daemon/control/who_has_socket.h"
 #include "daemon/loop/clock.h"
 #include "daemon/observe/helper_reports.h"
@@ -64,6 +65,10 @@ class LookupService {
   const ListenerLimits& limits() const { return limits_; }
   const ControlServer& control() const { return *control_; }
   const std::unique_ptr<WhoHasSocket>& who_has_socket() const { return who_has_socket_; }
+  // Null without `nginx_route_socket`.
+  const std::unique_ptr<WhoHasSocket>& route_socket() const { return route_socket_; }
+  // Null without `nginx_route_socket`.
+  const NginxRoutes* nginx_routes() const { return routes_.get(); }
   const HelperReports& helpers() const { return helper_reports_; }
 
  private:
@@ -82,13 +87,15 @@ class LookupService {
   ListenerLimits limits_;
   std::unique_ptr<ControlServer> control_;
   std::unique_ptr<WhoHasSocket> who_has_socket_;  // null when `who_has_socket` is ""
+  std::unique_ptr<WhoHasSocket> route_socket_;    // null when `nginx_route_socket` is ""
+  std::unique_ptr<NginxRoutes> routes_;
   std::unique_ptr<ControlOps> ops_;
   HelperReports helper_reports_;
   StoreService* store_ = nullptr;
   const GossipEngine* engine_ = nullptr;
   std::string endpoint_;  // the advertised peer endpoint, named in who-has replies
   LoopMetrics* metrics_ = nullptr;
-  size_t control_at_ = 0, socket_at_ = 0, socket_end_ = 0;  // this service's poll items
+  size_t control_at_ = 0, socket_at_ = 0, socket_end_ = 0, route_end_ = 0;  // poll items
   // Until when (steady clock) Poll does not sleep: control_busy_poll after the last request.
   std::chrono::steady_clock::time_point busy_poll_until_{};
   std::string key_scratch_;

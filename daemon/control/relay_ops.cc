@@ -73,7 +73,13 @@ Status ControlOps::Purge(const ControlCall& call) {
   const std::string url = call.request.at("url").get<std::string>();
   if (url.empty()) return Status::InvalidArgument("'url' must not be empty");
   if (!call.request.value("cluster", false)) {
-    nlohmann::json checked = CheckPurge(c_.parts.config, &c_.parts.store, url);
+    NginxPurgeFiles nginx_files;
+    if (!c_.parts.nginx_feeds.empty()) {
+      nginx_files = [feed = c_.parts.nginx_feeds.front().get()](std::string_view key) {
+        return feed->PurgePaths(key);
+      };
+    }
+    nlohmann::json checked = CheckPurge(c_.parts.config, &c_.parts.store, url, nginx_files);
     if (!PurgeActionPending(checked)) {
       (*call.reply)["result"] = std::move(checked);
       return Status::Ok();

@@ -52,8 +52,14 @@ bool GroupMaySearch(const struct stat& st, gid_t gid) {
 
 }  // namespace
 
-WhoHasSocket::WhoHasSocket(std::string path, std::string group, size_t max_connections)
-    : path_(std::move(path)), group_(std::move(group)), max_connections_(max_connections) {}
+WhoHasSocket::WhoHasSocket(std::string path, std::string group, size_t max_connections,
+                           Framing framing, std::string name, std::string group_key)
+    : path_(std::move(path)),
+      group_(std::move(group)),
+      framing_(framing),
+      name_(std::move(name)),
+      group_key_(std::move(group_key)),
+      max_connections_(max_connections) {}
 
 WhoHasSocket::~WhoHasSocket() {
   for (Connection& c : connections_) ::close(c.fd);
@@ -66,13 +72,13 @@ WhoHasSocket::~WhoHasSocket() {
 Status WhoHasSocket::Start() {
   sockaddr_un addr{};
   if (path_.size() >= sizeof(addr.sun_path)) {
-    return Status::InvalidArgument("who-has socket path '" + path_ + "' is longer than " +
+    return Status::InvalidArgument(name_ + " path '" + path_ + "' is longer than " +
                                    std::to_string(sizeof(addr.sun_path) - 1) + " bytes");
   }
   addr.sun_family = AF_UNIX;
   std::memcpy(addr.sun_path, path_.data(), path_.size());
   listen_fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) return Status::IOError("cannot create the who-has socket: " + Errno());
+  if (listen_fd_ < 0) return Status::IOError("cannot create the " + name_ + ": " + Errno());
   // The data dir is locked by this daemon: a socket file there is a previous run's.
   struct stat st {};
   if (::lstat(path_.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path_.c_str());
@@ -85,10 +91,10 @@ Status WhoHasSocket::Start() {
     const std::string why = Errno();
     ::close(listen_fd_);
     listen_fd_ = -1;
-    return Status::IOError("cannot bind who-has socket '" + path_ + "': " + why);
+    return Status::IOError("cannot bind " + name_ + " '" + path_ + "': " + why);
   }
   if (::chmod(path_.c_str(), 0600) != 0 || ::listen(listen_fd_, 64) != 0) {
-    return Status::IOError("cannot listen on who-has socket '" + path_ + "': " + Errno());
+    return Status::IOError("cannot listen on " + name_ + " '" + path_ + "': " + Errno());
   }
   return group_.empty() ? Status::Ok() : ShareWithGroup();
 }
@@ -99,20 +105,19 @@ Status WhoHasSocket::Start() {
 Status WhoHasSocket::ShareWithGroup() {
   const group* gr = ::getgrnam(group_.c_str());
   if (gr == nullptr) {
-    return Status::InvalidArgument("who_has_socket_group '" + group_ +
-                                   "' is not a group on this system");
+    return Status::InvalidArgument(group_key_ + " '" + group_ + "' is not a group on this system");
   }
   const gid_t gid = gr->gr_gid;
   if (::chown(path_.c_str(), static_cast<uid_t>(-1), gid) != 0) {
     const std::string why = Errno();
     const std::string user = UserName(::geteuid());
-    return Status::InvalidArgument("cannot give the who-has socket '" + path_ + "' to group '" +
+    return Status::InvalidArgument("cannot give the " + name_ + " '" + path_ + "' to group '" +
                                    group_ + "': " + why + " (the daemon's user '" + user +
                                    "' must be a member of '" + group_ + "': run 'adduser " + user +
                                    " " + group_ + "' and restart the daemon)");
   }
   if (::chmod(path_.c_str(), 0660) != 0) {
-    return Status::IOError("cannot chmod who-has socket '" + path_ + "': " + Errno());
+    return Status::IOError("cannot chmod " + name_ + " '" + path_ + "': " + Errno());
   }
   std::string dir = path_.substr(0, path_.rfind('/'));
   if (path_.find('/') == std::string::npos) dir = ".";
@@ -123,7 +128,7 @@ Status WhoHasSocket::ShareWithGroup() {
     }
     if (!GroupMaySearch(st, gid)) {
       return Status::InvalidArgument(
-          "group '" + group_ + "' cannot reach the who-has socket '" + path_ + "': directory '" +
+          "group '" + group_ + "' cannot reach the " + name_ + " '" + path_ + "': directory '" +
           dir + "' (owner '" + UserName(st.st_uid) + "', group '" + GroupName(st.st_gid) +
           "', mode '" + Octal(st.st_mode) + "') is not searchable by it; put the socket in a " +
           "directory it may search (the package's /run/peerbloom) or run 'chgrp " + group_ + " " +
@@ -164,7 +169,7 @@ size_t WhoHasSocket::Process(const zmq::pollitem_t* items, size_t count, const H
       // An error or hang-up on a connection that is not read: its client is gone.
       keep = MayRead(c) ? Read(&c, handler, &answered) : (revents & ZMQ_POLLERR) == 0;
     }
-    if (keep && (revents & ZMQ_POLLOUT)) keep = Flush(&c);
+    if (keep && (revents & ZMQ_POLLOUT)) keep = Flush(&c) && !(c.closing && c.Pending() == 0);
     if (!keep) Close(&c);
   }
   first_ = polled > 0 ? (first_ + 1) % polled : 0;
@@ -225,15 +230,38 @@ bool WhoHasSocket::Read(Connection* c, const Handler& handler, size_t* answered)
   } while (n < 0 && errno == EINTR);
   if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return false;
   if (n > 0) c->in.append(read_buffer_.data(), static_cast<size_t>(n));
-  const size_t end = c->in.rfind('\n');
-  if (end != std::string::npos) {
-    const std::string_view lines(c->in.data(), end + 1);
-    const size_t lines_n = static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n'));
+  size_t end = std::string::npos;  // the last byte of the last complete request
+  size_t requests = 0;
+  if (framing_ == Framing::kLines) {
+    end = c->in.rfind('\n');
+    if (end != std::string::npos) {
+      requests = static_cast<size_t>(std::count(c->in.begin(), c->in.begin() + end + 1, '\n'));
+    }
+  } else {
+    // Heads end in an empty line: "\r\n\r\n" (or a bare "\n\n", RFC 9112 2.2).
+    for (size_t from = 0; from < c->in.size();) {
+      const size_t nl = c->in.find('\n', from);
+      if (nl == std::string::npos) break;
+      const size_t next = nl + 1;
+      if (next < c->in.size() && c->in[next] == '\n') {
+        end = next;
+      } else if (next + 1 < c->in.size() && c->in[next] == '\r' && c->in[next + 1] == '\n') {
+        end = next + 1;
+      } else {
+        from = next;
+        continue;
+      }
+      ++requests;
+      from = end + 1;
+    }
+  }
+  if (end != std::string::npos && !c->closing) {
+    const std::string_view batch(c->in.data(), end + 1);
     const size_t before = c->out.size();
-    handler(lines, &c->out);
+    if (!handler(batch, &c->out)) c->closing = true;
     output_bytes_ += c->out.size() - before;
-    stats_.requests += lines_n;
-    *answered += lines_n;
+    stats_.requests += requests;
+    *answered += requests;
     c->answered = true;
     c->last_turn = turn_;
     c->in.erase(0, end + 1);
@@ -241,6 +269,10 @@ bool WhoHasSocket::Read(Connection* c, const Handler& handler, size_t* answered)
   if (c->in.size() > kMaxLineBytes) {
     ++stats_.overlong;
     return false;
+  }
+  if (c->closing) {
+    c->in.clear();
+    return Flush(c) && c->Pending() > 0;  // closed once the answers are out
   }
   // A client that closed its end is gone: what it did not read is dropped with it.
   return n != 0 && Flush(c);

@@ -46,15 +46,23 @@ class WhoHasSocket {
   static constexpr size_t kMaxTotalOutput = 16 * 1024 * 1024;
   static constexpr size_t kReadPerTurn = 4 * 1024;
 
-  // Answers every complete line of `lines` (each ends in '\n'), appending one line each to
-  // *out.
-  using Handler = std::function<void(std::string_view lines, std::string* out)>;
+  // What a request is: a line ending in '\n' (the who-has socket), or an HTTP/1.x request
+  // head ending in a blank line, without a body (the nginx route socket, route_socket.h).
+  enum class Framing : uint8_t { kLines, kHttpHeads };
+
+  // Answers every complete request of `requests` (lines, or heads with their blank line),
+  // appending one answer each to *out. Returns false to close the connection once the
+  // answers are written (an HTTP client that asked for it, or sent what cannot be framed).
+  using Handler = std::function<bool(std::string_view requests, std::string* out)>;
 
   // `group`: "" keeps the socket the daemon's user's alone (mode 0600); a group name gives
   // that group access (mode 0660), for a client running as another user (Squid's helper).
-  // `max_connections`: the table's size (ListenerLimits::who_has).
+  // `max_connections`: the table's size (ListenerLimits::who_has). `name` and `group_key`
+  // name the socket and its group's config key in messages.
   explicit WhoHasSocket(std::string path, std::string group = "",
-                        size_t max_connections = kDefaultMaxConnections);
+                        size_t max_connections = kDefaultMaxConnections,
+                        Framing framing = Framing::kLines, std::string name = "who-has socket",
+                        std::string group_key = "who_has_socket_group");
   ~WhoHasSocket();
   WhoHasSocket(const WhoHasSocket&) = delete;
   WhoHasSocket& operator=(const WhoHasSocket&) = delete;
@@ -86,6 +94,7 @@ class WhoHasSocket {
     std::string out;
     size_t sent = 0;         // bytes of `out` already written
     bool answered = false;   // whether it has sent a complete line
+    bool closing = false;    // close once `out` is written
     uint64_t last_turn = 0;  // the turn it last sent a line (or was accepted)
     size_t Pending() const { return out.size() - sent; }
   };
@@ -105,6 +114,9 @@ class WhoHasSocket {
 
   std::string path_;
   std::string group_;
+  Framing framing_;
+  std::string name_;
+  std::string group_key_;
   int listen_fd_ = -1;
   size_t max_connections_;
   std::vector<Connection> connections_;

@@ -27,6 +27,8 @@ FileFollowerOptions FollowerOptions(const FeedConfig& config) {
   return o;
 }
 
+}  // namespace
+
 // A message that quotes feed bytes should have escaped them (peerbloom/escape.h); one that
 // still holds control bytes or bytes that are not UTF-8 is escaped whole, so a feed line can
 // never write terminal controls or fake lines into the log.
@@ -39,8 +41,6 @@ std::string LogSafe(const std::string& message) {
   }
   return safe ? message : EscapeBytes(message);
 }
-
-}  // namespace
 
 Feed::Feed(FeedConfig config, const SipKey& seed)
     : config_(std::move(config)), follower_(config_.path, FollowerOptions(config_)) {

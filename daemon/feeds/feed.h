@@ -47,6 +47,10 @@ struct FeedStats {
   uint64_t malformed = 0;
 };
 
+// A message that quotes bytes of a feed or a directory, fit for the log: escaped whole when
+// it holds control bytes or bytes that are not UTF-8.
+std::string LogSafe(const std::string& message);
+
 class Feed {
  public:
   // `seed` keys a store.log feed's live-key table (use the index key: it is secret).

@@ -1,5 +1,6 @@
 #include "daemon/feeds/feed_service.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
@@ -8,7 +9,13 @@
 namespace peerbloom::daemon {
 
 FeedService::FeedService(const Config& config, const SipKey& seed) : config_(config) {
-  for (const FeedConfig& fc : config.feeds) feeds_.push_back(std::make_unique<Feed>(fc, seed));
+  for (const FeedConfig& fc : config.feeds) {
+    if (fc.format == "nginx-cache") {
+      nginx_feeds_.push_back(std::make_unique<NginxCacheFeed>(fc));
+    } else {
+      feeds_.push_back(std::make_unique<Feed>(fc, seed));
+    }
+  }
   if (!config.squid_route_log.empty()) {
     route_log_ = std::make_unique<RouteLogFeed>(config.squid_route_log, config.squid_peer_names);
   }
@@ -16,6 +23,10 @@ FeedService::FeedService(const Config& config, const SipKey& seed) : config_(con
 
 Status FeedService::Restore(const FeedPosition& position) {
   for (auto& feed : feeds_) {
+    if (feed->config().path != position.path) continue;
+    PEERBLOOM_RETURN_IF_ERROR(feed->Restore(position, static_cast<size_t>(config_.capacity) * 4));
+  }
+  for (auto& feed : nginx_feeds_) {
     if (feed->config().path != position.path) continue;
     PEERBLOOM_RETURN_IF_ERROR(feed->Restore(position, static_cast<size_t>(config_.capacity) * 4));
   }
@@ -27,11 +38,16 @@ std::vector<FeedPosition> FeedService::Positions() const {
   for (const auto& feed : feeds_) {
     if (!feed->is_fifo() && feed->position().inode != 0) out.push_back(feed->position());
   }
+  for (const auto& feed : nginx_feeds_) out.push_back(feed->position());
   return out;
 }
 
 void FeedService::AppendPollItems(std::vector<zmq::pollitem_t>* items) const {
   for (const auto& feed : feeds_) {
+    items->push_back(
+        {nullptr, feed->poll_fd(), static_cast<short>(feed->poll_fd() >= 0 ? ZMQ_POLLIN : 0), 0});
+  }
+  for (const auto& feed : nginx_feeds_) {
     items->push_back(
         {nullptr, feed->poll_fd(), static_cast<short>(feed->poll_fd() >= 0 ? ZMQ_POLLIN : 0), 0});
   }
@@ -45,6 +61,11 @@ void FeedService::Poll(const zmq::pollitem_t* items, LocalStore* store, int64_t 
     Feed& feed = *feeds_[i];
     const bool ready = feed.poll_fd() >= 0 && (items[i].revents & ZMQ_POLLIN);
     if (ready || timer || !feed.is_open()) feeds_behind_ |= feed.Poll(store, now);
+  }
+  for (size_t i = 0; i < nginx_feeds_.size(); ++i) {
+    NginxCacheFeed& feed = *nginx_feeds_[i];
+    const bool ready = feed.poll_fd() >= 0 && (items[feeds_.size() + i].revents & ZMQ_POLLIN);
+    if (ready || timer || feed.NextDeadline(now) <= now) feeds_behind_ |= feed.Poll(store, now);
   }
 }
 
@@ -75,6 +96,7 @@ int64_t FeedService::NextDeadline(int64_t now) const {
   bool file_feeds = false;
   for (const auto& feed : feeds_) file_feeds |= feed->poll_fd() < 0;
   if (file_feeds) deadline = next_feed_poll_ms_;
+  for (const auto& feed : nginx_feeds_) deadline = std::min(deadline, feed->NextDeadline(now));
   return deadline;
 }
 

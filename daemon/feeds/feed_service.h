@@ -15,6 +15,7 @@
 
 #include "daemon/config/config.h"
 #include "daemon/feeds/feed.h"
+#include "daemon/feeds/nginx_cache_feed.h"
 #include "daemon/feeds/route_log_feed.h"
 #include "daemon/observe/route_outcomes.h"
 #include "daemon/store/local_store.h"
@@ -36,7 +37,8 @@ class FeedService {
   // The positions to save in a snapshot (files only: a FIFO has none).
   std::vector<FeedPosition> Positions() const;
 
-  // The FIFOs' poll items, appended to `items` from `items->size()` on (one per feed).
+  // The FIFOs' and nginx-cache feeds' poll items, appended to `items` from `items->size()` on
+  // (one per feed).
   void AppendPollItems(std::vector<zmq::pollitem_t>* items) const;
   // Reads what is due into `store`; `items` from `first` are those AppendPollItems added.
   void Poll(const zmq::pollitem_t* items, LocalStore* store, int64_t now);
@@ -45,12 +47,14 @@ class FeedService {
   int64_t NextDeadline(int64_t now) const;
 
   const std::vector<std::unique_ptr<Feed>>& feeds() const { return feeds_; }
+  const std::vector<std::unique_ptr<NginxCacheFeed>>& nginx_feeds() const { return nginx_feeds_; }
   RouteOutcomes& routes() { return routes_; }
   const std::unique_ptr<RouteLogFeed>& route_log() const { return route_log_; }
 
  private:
   const Config& config_;
   std::vector<std::unique_ptr<Feed>> feeds_;
+  std::vector<std::unique_ptr<NginxCacheFeed>> nginx_feeds_;
   int64_t next_feed_poll_ms_ = 0;
   bool feeds_behind_ = false;
   RouteOutcomes routes_;

@@ -159,9 +159,15 @@ Status Daemon::StartRelay() {
       [config = config_](const std::atomic<bool>& stop, nlohmann::json* result) {
         RunPurgeAction(config, stop, result);
       });
+  NginxPurgeFiles nginx_files;
+  if (!feeds_->nginx_feeds().empty()) {
+    nginx_files = [feed = feeds_->nginx_feeds().front().get()](std::string_view key) {
+      return feed->PurgePaths(key);
+    };
+  }
   relay_->set_purge_handler(
-      [&config = config_, store](const RelayReceived& purge, int64_t) {
-        nlohmann::json result = CheckPurge(config, store, purge.body);
+      [&config = config_, store, nginx_files](const RelayReceived& purge, int64_t) {
+        nlohmann::json result = CheckPurge(config, store, purge.body, nginx_files);
         result["purge_origin"] = purge.origin;
         result["purge_id"] = purge.id;
         return result;
@@ -173,11 +179,11 @@ Status Daemon::StartRelay() {
 // The stats, /metrics and the control operations read the parts Start made; they are wired
 // last and hold references to them.
 void Daemon::Wire() {
-  const DaemonParts parts{
-      config_,         advertise_,       store_->store(),     *engine_,
-      feeds_->feeds(), feeds_->routes(), lookups_->helpers(), feeds_->route_log()};
+  const DaemonParts parts{config_,          advertise_,          store_->store(),
+                          *engine_,         feeds_->feeds(),     feeds_->nginx_feeds(),
+                          feeds_->routes(), lookups_->helpers(), feeds_->route_log()};
   observe_->Wire(parts, *transport_, lookups_->control(), lookups_->who_has_socket(), *digests_,
-                 *store_, *relay_);
+                 *store_, *relay_, lookups_->route_socket(), lookups_->nginx_routes());
   lookups_->Wire(parts, store_.get(), observe_->stats(), relay_.get(), &observe_->loop_metrics());
 }
 

@@ -10,6 +10,7 @@
 
 #include "daemon/config/config.h"
 #include "daemon/feeds/feed.h"
+#include "daemon/feeds/nginx_cache_feed.h"
 #include "daemon/feeds/route_log_feed.h"
 #include "daemon/observe/helper_reports.h"
 #include "daemon/observe/route_outcomes.h"
@@ -24,6 +25,7 @@ struct DaemonParts {
   LocalStore& store;
   const GossipEngine& engine;
   const std::vector<std::unique_ptr<Feed>>& feeds;
+  const std::vector<std::unique_ptr<NginxCacheFeed>>& nginx_feeds;
   RouteOutcomes& routes;                           // outcomes of requests routed to peers
   const HelperReports& helpers;                    // what Squid's helpers answered
   const std::unique_ptr<RouteLogFeed>& route_log;  // null without squid_route_log

@@ -88,6 +88,10 @@ Status ParseHttpRequestHead(std::string_view head, HttpRequestHead* out) {
         return Status::InvalidArgument("bad Content-Length");
       }
       length_seen = true;
+    } else if (EqualsIgnoringCase(name, "X-Peerbloom-Key")) {
+      if (h.has_peerbloom_key) return Status::InvalidArgument("repeated X-Peerbloom-Key");
+      h.peerbloom_key = std::string(value);
+      h.has_peerbloom_key = true;
     } else if (EqualsIgnoringCase(name, "Transfer-Encoding")) {
       return Status::InvalidArgument("request bodies are not taken");
     }

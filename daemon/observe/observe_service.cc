@@ -25,7 +25,9 @@ void ObserveService::Wire(const DaemonParts& parts, const Transport& transport,
                           const ControlServer& control,
                           const std::unique_ptr<WhoHasSocket>& who_has_socket,
                           const DigestImporter& digests, const StoreService& store,
-                          const RelayService& relay) {
+                          const RelayService& relay,
+                          const std::unique_ptr<WhoHasSocket>& route_socket,
+                          const NginxRoutes* nginx_routes) {
   const StatsSources sources{parts,
                              start_ms_,
                              transport,
@@ -38,7 +40,9 @@ void ObserveService::Wire(const DaemonParts& parts, const Transport& transport,
                              relay,
                              faults_,
                              who_has_socket,
-                             metrics_server_};
+                             metrics_server_,
+                             route_socket,
+                             nginx_routes};
   stats_ = std::make_unique<StatsReport>(sources);
   metrics_ = std::make_unique<MetricsReport>(sources, loop_metrics_);
 }

@@ -33,7 +33,8 @@ class ObserveService {
   // every part exists.
   void Wire(const DaemonParts& parts, const Transport& transport, const ControlServer& control,
             const std::unique_ptr<WhoHasSocket>& who_has_socket, const DigestImporter& digests,
-            const StoreService& store, const RelayService& relay);
+            const StoreService& store, const RelayService& relay,
+            const std::unique_ptr<WhoHasSocket>& route_socket, const NginxRoutes* nginx_routes);
   // Binds metrics_listen (nothing when it is empty) with at most `max_connections`, writes
   // the bound address to `dir`'s metrics.endpoint and publishes the first text. After Wire.
   Status StartMetrics(size_t max_connections, const DataDir& dir, int64_t now);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "daemon/control/control_server.h"
+#include "daemon/control/nginx_routes.h"
 #include "daemon/control/who_has_socket.h"
 #include "daemon/digests/digest_importer.h"
 #include "daemon/observe/daemon_parts.h"
@@ -50,6 +51,8 @@ struct StatsSources {
   const FaultStats& faults;
   const std::unique_ptr<WhoHasSocket>& who_has_socket;   // null when off
   const std::unique_ptr<MetricsServer>& metrics_server;  // null without metrics_listen
+  const std::unique_ptr<WhoHasSocket>& route_socket;     // null without nginx_route_socket
+  const NginxRoutes* nginx_routes;                       // null without nginx_route_socket
 };
 
 class StatsReport {

@@ -1,6 +1,10 @@
 #include "daemon/relay/relay_purge.h"
 
 #include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <string>
 
@@ -33,9 +37,27 @@ void PurgeSquid(const std::string& squid, const std::string& url, const std::ato
   if (!s.ok()) (*result)["error"] = s.message();
 }
 
+// Deleting the file is what nginx's own cache manager does to evict: the keys zone may still
+// list the key, and nginx then finds no file, counts a miss and fetches the object again.
+void PurgeNginx(nlohmann::json* result) {
+  uint64_t deleted = 0;
+  std::string error;
+  for (const auto& file : result->value("files", std::vector<std::string>())) {
+    if (::unlink(file.c_str()) == 0) {
+      ++deleted;
+    } else if (errno != ENOENT && error.empty()) {
+      error = file + ": " + std::strerror(errno);
+    }
+  }
+  (*result)["deleted"] = deleted;
+  (*result)["purged"] = deleted > 0;
+  if (!error.empty()) (*result)["error"] = error;
+}
+
 }  // namespace
 
-nlohmann::json CheckPurge(const Config& config, LocalStore* store, std::string_view url) {
+nlohmann::json CheckPurge(const Config& config, LocalStore* store, std::string_view url,
+                          const NginxPurgeFiles& nginx_files) {
   const std::string key(store->encoder()->FromUrl(url));
   const bool may_hold = store->filter().MayContain(store->hasher().Hash(key));
   nlohmann::json result = {{"node", config.node_id}, {"url", url}, {"may_hold", may_hold}};
@@ -45,6 +67,9 @@ nlohmann::json CheckPurge(const Config& config, LocalStore* store, std::string_v
     result["action"] = "command";
   } else if (!config.purge_squid.empty()) {
     result["action"] = "squid";
+  } else if (config.purge_nginx && nginx_files) {
+    result["action"] = "nginx";
+    result["files"] = nginx_files(key);
   } else {
     result["action"] = "none";
   }
@@ -54,13 +79,16 @@ nlohmann::json CheckPurge(const Config& config, LocalStore* store, std::string_v
 
 bool PurgeActionPending(const nlohmann::json& result) {
   const std::string action = result.value("action", std::string());
-  return (action == "squid" || action == "command") && !result.contains("purged");
+  return (action == "squid" || action == "command" || action == "nginx") &&
+         !result.contains("purged");
 }
 
 void RunPurgeAction(const Config& config, const std::atomic<bool>& stop, nlohmann::json* result) {
   const std::string url = result->value("url", std::string());
   if ((*result)["action"] == "command") {
     RunPurgeCommand(config.purge_command, url, config.purge_command_timeout_ms, stop, result);
+  } else if ((*result)["action"] == "nginx") {
+    PurgeNginx(result);
   } else {
     PurgeSquid(config.purge_squid, url, stop, result);
   }

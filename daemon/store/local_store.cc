@@ -29,7 +29,7 @@ LocalStore::LocalStore(const LocalStoreOptions& options,
                        std::unique_ptr<CountingBloomFilter> filter)
     : options_(options),
       hasher_(DeriveIndexKey(options.cluster_secret)),
-      encoder_(options.key_scheme, options.squid_url),
+      encoder_(options.key_scheme, options.squid_url, options.nginx_key),
       filter_(std::move(filter)) {}
 
 Status LocalStore::UseGeometry(const Geometry& geometry) {

@@ -14,6 +14,7 @@
 #include "peerbloom/counting_bloom_filter.h"
 #include "peerbloom/hash.h"
 #include "peerbloom/key_scheme.h"
+#include "peerbloom/nginx_cache.h"
 #include "peerbloom/params.h"
 #include "peerbloom/summary_builder.h"
 
@@ -27,7 +28,8 @@ struct LocalStoreOptions {
   // Default: kPowerOfTwo. Which counter counts the geometry may take.
   SizeSteps filter_sizes = SizeSteps::kPowerOfTwo;
   KeyScheme key_scheme = KeyScheme::kSquidMd5;
-  SquidUrlOptions squid_url;  // how squid-md5 canonicalizes URLs
+  SquidUrlOptions squid_url;   // how squid-md5 canonicalizes URLs
+  NginxKeyTemplate nginx_key;  // how nginx-md5 turns a URL into nginx's cache key
   std::string cluster_secret;
 };
 

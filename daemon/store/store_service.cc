@@ -31,6 +31,10 @@ LocalStoreOptions StoreOptionsOf(const Config& config) {
   so.filter_sizes = config.filter_sizes;
   so.key_scheme = config.key_scheme;
   so.squid_url = config.squid_url;
+  if (config.key_scheme == KeyScheme::kNginxMd5) {
+    // The parser checked the template: a failure here leaves URLs keyed as given.
+    (void)NginxKeyTemplate::Parse(config.nginx_cache_key, config.nginx_proxy_host, &so.nginx_key);
+  }
   so.cluster_secret = config.cluster_secret;
   return so;
 }

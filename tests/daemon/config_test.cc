@@ -96,7 +96,7 @@ TEST(Config, ErrorsNameFileAndLine) {
   EXPECT_EQ(ErrorOf("node_id = \"a\"\ndata_dir = \"/x\"\n"),
             "t.toml:1: missing required key 'listen'");
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "key_scheme = \"md5\"\n"),
-            "t.toml:4: 'key_scheme' must be 'squid-md5' or 'raw', got 'md5'");
+            "t.toml:4: 'key_scheme' must be 'squid-md5', 'nginx-md5' or 'raw', got 'md5'");
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "\n\ngossip_interval = \"fast\"\n"),
             "t.toml:6: 'gossip_interval' must be a duration like \"250ms\", \"2s\" or \"5m\" "
             "(or integer ms)");
@@ -152,7 +152,7 @@ TEST(Config, StoreLogFeedNeedsSquidKeys) {
                                             "format = \"squid-store-log\"\n"),
             "t.toml:7: a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "[[feeds]]\npath = \"/x\"\nformat = \"csv\"\n"),
-            "t.toml:6: 'feeds.format' must be 'line' or 'squid-store-log', got 'csv'");
+            "t.toml:6: 'feeds.format' must be 'line', 'squid-store-log' or 'nginx-cache', got 'csv'");
 }
 
 TEST(Config, SquidDigestEntries) {

@@ -198,6 +198,14 @@ bool Node::Reload(const NodeOptions& options, const std::vector<Node*>& seeds) {
 bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
   const std::string config_path = WriteConfig(o, seeds);
   const std::string log_path = dir_ + "/stderr.log";
+  // Made before fork: the child of a threaded process may only make async-signal-safe calls.
+  std::vector<std::string> args = o.exec_prefix;
+  for (const char* a : {PEERBLOOMD_BIN, "--config", config_path.c_str(), "--foreground"}) {
+    args.emplace_back(a);
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const pid_t parent = ::getpid();
   pid_ = ::fork();
   if (pid_ > 0 && reserved_port_fd_ >= 0) {
@@ -221,8 +229,7 @@ bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
       ::dup2(fileno(log), 1);
       ::dup2(fileno(log), 2);
     }
-    ::execl(PEERBLOOMD_BIN, PEERBLOOMD_BIN, "--config", config_path.c_str(), "--foreground",
-            static_cast<char*>(nullptr));
+    ::execv(argv[0], argv.data());
     std::_Exit(127);
   }
   ResetSocket();

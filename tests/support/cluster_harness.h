@@ -51,6 +51,10 @@ struct NodeOptions {
   // Default: false (the harness writes `require_signatures = false` for a cluster with
   // unsigned keys, as an upgrading cluster sets it). true: no line, the daemon's default.
   bool signatures_default = false;
+  // Default: none. A program and its arguments the daemon runs under, as `setpriv
+  // --reuid=USER ...` runs it as another user with the capabilities a systemd drop-in gives
+  // (the daemon's argv is appended). The node's directory must then be that user's.
+  std::vector<std::string> exec_prefix;
 };
 
 class Node {

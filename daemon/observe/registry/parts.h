@@ -66,6 +66,8 @@ Table<Context> MetricsEndpointTable();
 Table<Context> DigestsTable();
 Table<Context> RoutingTable();
 Table<Feed> FeedTable();  // an element of feeds[]
+Table<NginxCacheFeed> NginxFeedTable();  // an element of nginx_feeds[]
+Table<Context> NginxRoutesTable();
 Table<RelayService> RelayTable();
 
 // The `peers` answer: one group, an array with an entry per member; each entry holds a
@@ -97,6 +99,7 @@ std::span<const Family> DigestFamilies();
 std::span<const Family> RoutingFamilies();
 std::span<const Family> RelayFamilies();
 std::span<const Family> LoopFamilies();
+std::span<const Family> NginxFamilies();
 // Every Family above, the loop's first (their samples are written first).
 std::vector<Family> AllFamilies();
 

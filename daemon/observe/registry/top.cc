@@ -23,9 +23,21 @@ void WalkFeeds(const Context& c, Sink& s, Place p) {
   s.EndArray();
 }
 
+void WalkNginxFeeds(const Context& c, Sink& s, Place p) {
+  s.BeginArray(p.key, p.label);
+  for (const auto& feed : c.s.parts.nginx_feeds)
+    Object(NginxFeedTable(), *feed, s, nullptr, feed->config().path);
+  s.EndArray();
+}
+
+void WalkNginxRoutes(const Context& c, Sink& s, Place p) {
+  if (!c.s.route_socket || c.s.nginx_routes == nullptr) return s.Null(p.key);
+  Object(NginxRoutesTable(), c, s, p.key);
+}
+
 void WalkRelay(const Context& c, Sink& s, Place p) { Object(RelayTable(), c.s.relay, s, p.key); }
 
-constexpr std::array<Stat<Context>, 17> kTop = {{
+constexpr std::array<Stat<Context>, 19> kTop = {{
     {"node_id", "this node's id", kValue, kStatsOnly,
      [](const Context& c) -> Json { return c.s.parts.config.node_id; }},
     {"endpoint", "the advertised peer endpoint", kValue, kStatsOnly,
@@ -45,6 +57,10 @@ constexpr std::array<Stat<Context>, 17> kTop = {{
     Group<Context, &FaultsTable>("faults", "faults injected (tests only) and noticed"),
     {"feeds", "one object per feed", Type::kGroup, ByElement("feed"), nullptr, &WalkFeeds,
      [] { return Docs(FeedTable()); }},
+    {"nginx_feeds", "one object per nginx-cache feed (docs/nginx.md)", Type::kGroup,
+     ByElement("feed"), nullptr, &WalkNginxFeeds, [] { return Docs(NginxFeedTable()); }},
+    {"nginx_routes", "the nginx route socket's answers, null when off", Type::kGroup,
+     kFieldsExported, nullptr, &WalkNginxRoutes, &PartDocs<Context, &NginxRoutesTable>},
     Group<Context, &DigestsTable>("squid_digests", "imported Squid digests"),
     {"reloads", "SIGHUP reloads applied", kCounter, Metric("peerbloom_reloads_total"),
      [](const Context& c) -> Json { return c.s.reloads; }},
@@ -62,7 +78,7 @@ std::vector<Family> AllFamilies() {
   std::vector<Family> out;
   for (std::span<const Family> part :
        {LoopFamilies(), StoreFamilies(), GossipFamilies(), EndpointFamilies(), DigestFamilies(),
-        RoutingFamilies(), RelayFamilies()}) {
+        RoutingFamilies(), RelayFamilies(), NginxFamilies()}) {
     out.insert(out.end(), part.begin(), part.end());
   }
   return out;
