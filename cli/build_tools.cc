@@ -33,9 +33,11 @@ Status HashInput(const GlobalOptions& g, const BuildArgs& a, KeyScheme* scheme,
                  std::vector<KeyHash>* hashes, uint64_t* invalid) {
   SipKey index_key;
   SquidUrlOptions squid_url;
-  PEERBLOOM_RETURN_IF_ERROR(ResolveKeying(g, a.keying, nullptr, scheme, &index_key, &squid_url));
+  NginxKeyTemplate nginx_key;
+  PEERBLOOM_RETURN_IF_ERROR(
+      ResolveKeying(g, a.keying, nullptr, scheme, &index_key, &squid_url, &nginx_key));
   const IndexHasher hasher(index_key);
-  KeyMaker maker(*scheme, squid_url, a.keying.keys);
+  KeyMaker maker(*scheme, squid_url, a.keying.keys, nginx_key);
   LineInput input("build");
   PEERBLOOM_RETURN_IF_ERROR(input.Open(a.input));
   std::string line;
@@ -113,10 +115,11 @@ int RunQuery(const GlobalOptions& g, const QueryArgs& a) {
   KeyScheme scheme;
   SipKey index_key;
   SquidUrlOptions squid_url;
-  s = ResolveKeying(g, a.keying, &summary.key_scheme, &scheme, &index_key, &squid_url);
+  NginxKeyTemplate nginx_key;
+  s = ResolveKeying(g, a.keying, &summary.key_scheme, &scheme, &index_key, &squid_url, &nginx_key);
   if (!s.ok()) return Error(s);
   const IndexHasher hasher(index_key);
-  KeyMaker maker(scheme, squid_url, a.keying.keys);
+  KeyMaker maker(scheme, squid_url, a.keying.keys, nginx_key);
   uint64_t present = 0;
   std::string out;
   auto test = [&](const std::string& item) {

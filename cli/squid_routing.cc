@@ -160,7 +160,9 @@ Runner SetUpSquidHelper(CLI::App* sub, const GlobalOptions* g) {
       "--who-has-socket", *socket,
       "the daemon's who-has socket (default: who_has_socket of --config, unless --control is "
       "given); \"\" asks through the control endpoint");
-  return [g, o, socket, socket_option] { return StartSquidHelper(*g, o.get(), *socket, socket_option->count() > 0); };
+  return [g, o, socket, socket_option] {
+    return StartSquidHelper(*g, o.get(), *socket, socket_option->count() > 0);
+  };
 }
 
 Runner SetUpReport(CLI::App* sub, const GlobalOptions* g) {

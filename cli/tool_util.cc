@@ -56,7 +56,8 @@ void AddKeyingOptions(CLI::App* sub, KeyingArgs* a) {
 }
 
 Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeyScheme* fixed_scheme,
-                     KeyScheme* scheme, SipKey* index_key, SquidUrlOptions* squid_url) {
+                     KeyScheme* scheme, SipKey* index_key, SquidUrlOptions* squid_url,
+                     NginxKeyTemplate* nginx_key) {
   std::string secret = a.secret;
   *scheme = KeyScheme::kSquidMd5;
   *squid_url = SquidUrlOptions();
@@ -66,6 +67,7 @@ Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeySchem
     if (secret.empty()) PEERBLOOM_RETURN_IF_ERROR(client::ClusterSecret(config, &secret));
     *scheme = config.key_scheme;
     *squid_url = config.squid_url;
+    if (nginx_key != nullptr) *nginx_key = config.nginx_key;
   }
   if (!a.key_scheme.empty()) {
     auto parsed = ParseKeyScheme(a.key_scheme);

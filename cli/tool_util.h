@@ -47,14 +47,17 @@ void AddKeyingOptions(CLI::App* sub, KeyingArgs* a);
 // Resolves scheme, index key and how squid-md5 canonicalizes URLs (the config's
 // squid_uri_whitespace and squid_append_domain, else Squid's defaults). `fixed_scheme`, when
 // set, wins (a summary's own scheme).
+// `nginx_key`: the config's nginx_cache_key (nginx-md5), unparsed without a config.
 Status ResolveKeying(const GlobalOptions& g, const KeyingArgs& a, const KeyScheme* fixed_scheme,
-                     KeyScheme* scheme, SipKey* index_key, SquidUrlOptions* squid_url);
+                     KeyScheme* scheme, SipKey* index_key, SquidUrlOptions* squid_url,
+                     NginxKeyTemplate* nginx_key = nullptr);
 
 // Turns input lines into key bytes under a scheme.
 class KeyMaker {
  public:
-  KeyMaker(KeyScheme scheme, const SquidUrlOptions& squid_url, bool keys)
-      : encoder_(scheme, squid_url), keys_(keys) {}
+  KeyMaker(KeyScheme scheme, const SquidUrlOptions& squid_url, bool keys,
+           NginxKeyTemplate nginx_key = {})
+      : encoder_(scheme, squid_url, std::move(nginx_key)), keys_(keys) {}
   // InvalidArgument for an empty line or a bad key token.
   Status Make(std::string_view line, std::string_view* key_bytes);
 

@@ -56,6 +56,8 @@ class Reader {
   std::string data_dir_;
   bool allow_remote_control_ = false;
   uint32_t squid_url_line_ = 0;  // line of the first squid_uri_* / append_domain key
+  std::string nginx_cache_key_ = std::string(NginxKeyTemplate::kDefault);
+  std::string nginx_proxy_host_;
 };
 
 Status Reader::String(const toml::node& n, std::string_view key, std::string* out) const {
@@ -106,6 +108,10 @@ Status Reader::Key(std::string_view key, const toml::node& n) {
     PEERBLOOM_RETURN_IF_ERROR(Placed(n, ParseAppendDomainValue(value, &c_->squid_url)));
   } else if (key == kKeySquidPeerNames) {
     return PeerNames(n);
+  } else if (key == kKeyNginxCacheKey) {
+    return String(n, key, &nginx_cache_key_);
+  } else if (key == kKeyNginxProxyHost) {
+    return String(n, key, &nginx_proxy_host_);
   } else {
     return Status::Ok();  // a daemon-only key
   }
@@ -134,6 +140,9 @@ Status Reader::Finish(const toml::table& root) {
   }
   if (squid_url_line_ != 0 && c_->key_scheme != KeyScheme::kSquidMd5) {
     return At(squid_url_line_, kSquidUrlKeysNeedMd5);
+  }
+  if (c_->key_scheme == KeyScheme::kNginxMd5) {
+    (void)NginxKeyTemplate::Parse(nginx_cache_key_, nginx_proxy_host_, &c_->nginx_key);
   }
   return Status::Ok();
 }

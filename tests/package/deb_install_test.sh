@@ -72,7 +72,9 @@ dpkg-query -W -f='${Status}\n' peerbloom | grep -qx "install ok installed" || fa
 unit=$(dpkg -L peerbloom | grep '/systemd/system/peerbloomd.service$') || fail "no unit installed"
 for f in /usr/bin/peerbloomd /usr/bin/peerbloom /etc/peerbloom/peerbloomd.toml \
   /usr/share/man/man1/peerbloom.1.gz /usr/share/man/man8/peerbloomd.8.gz \
-  /usr/share/doc/peerbloom/operations.md /usr/share/doc/peerbloom/examples/peerbloomd.example.toml; do
+  /usr/share/doc/peerbloom/operations.md /usr/share/doc/peerbloom/examples/peerbloomd.example.toml \
+  /usr/share/doc/peerbloom/nginx.md /usr/share/peerbloom/nginx/peerbloom-nginx.conf.in \
+  /usr/share/peerbloom/nginx/peerbloomd-nginx.conf /usr/share/peerbloom/nginx/nginx-cache-xor; do
   [[ -f $f ]] || fail "$f is not installed"
 done
 zcat /usr/share/man/man8/peerbloomd.8.gz | grep -q -- '--check-config' || fail "man page lacks the options"

@@ -34,6 +34,26 @@ TEST(ClientConfig, Defaults) {
   EXPECT_EQ(c.squid_url.append_domain, "");
 }
 
+// The offline tools key URLs as the daemon does: by the nodes' nginx_cache_key.
+TEST(ClientConfig, ReadsTheNginxCacheKey) {
+  ClientConfig c;
+  ASSERT_TRUE(ParseClientConfig(std::string(kMinimal) +
+                                    "key_scheme = \"nginx-md5\"\n"
+                                    "nginx_cache_key = \"$scheme$host$request_uri\"\n",
+                                "t.toml", &c)
+                  .ok());
+  std::string key;
+  ASSERT_TRUE(c.nginx_key.Build("http://Cache.Example:8080/a?b=1", &key).ok());
+  EXPECT_EQ(key, "httpcache.example/a?b=1");
+  // nginx's own default, with the upstream named.
+  ASSERT_TRUE(ParseClientConfig(std::string(kMinimal) + "key_scheme = \"nginx-md5\"\n"
+                                                        "nginx_proxy_host = \"backend\"\n",
+                                "t.toml", &c)
+                  .ok());
+  ASSERT_TRUE(c.nginx_key.Build("http://cache.example/a", &key).ok());
+  EXPECT_EQ(key, "http://backend/a");
+}
+
 TEST(ClientConfig, ReadsTheClientKeysAndIgnoresTheDaemonsOwn) {
   ClientConfig c;
   const std::string text = std::string(kMinimal) +

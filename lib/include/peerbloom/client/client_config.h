@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "peerbloom/key_scheme.h"
+#include "peerbloom/nginx_cache.h"
 #include "peerbloom/squid_url.h"
 #include "peerbloom/status.h"
 
@@ -27,6 +28,8 @@ inline constexpr std::string_view kKeyKeyScheme = "key_scheme";
 inline constexpr std::string_view kKeySquidUriWhitespace = "squid_uri_whitespace";
 inline constexpr std::string_view kKeySquidAppendDomain = "squid_append_domain";
 inline constexpr std::string_view kKeySquidPeerNames = "squid_peer_names";
+inline constexpr std::string_view kKeyNginxCacheKey = "nginx_cache_key";
+inline constexpr std::string_view kKeyNginxProxyHost = "nginx_proxy_host";
 inline constexpr std::string_view kKeyControlTokenFile = "control_token_file";
 inline constexpr std::string_view kKeyNodeId = "node_id";
 inline constexpr std::string_view kKeyClusterSecretFile = "cluster_secret_file";
@@ -62,6 +65,10 @@ struct ClientConfig {
   // Default: empty (a peer's cache_peer name is its node id). From `squid_peer_names`, a
   // table node id -> the Squid `cache_peer name=` of that node, which `squid-helper` answers.
   std::map<std::string, std::string> squid_peer_names;
+  // Default: nginx's default key. From `nginx_cache_key` and `nginx_proxy_host` under
+  // key_scheme = "nginx-md5" (the daemon checks them; a template that does not parse here
+  // is left unparsed, and URLs are then keyed as given).
+  NginxKeyTemplate nginx_key;
 };
 
 // The cluster secret: `cluster_secret`, or the first line of `cluster_secret_file`.
