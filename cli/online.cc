@@ -324,6 +324,11 @@ int RunRebuild(const GlobalOptions& g, const json& request) {
   const std::string feed = reply.value("feed", std::string());
   if (g.json) {
     std::printf("%s\n", json(feed).dump().c_str());
+  } else if (reply.value("scan", false)) {
+    std::printf(
+        "scanning the nginx cache directory %s ('peerbloom stats' shows the scan in "
+        "nginx_feeds)\n",
+        QuotePath(feed).c_str());
   } else {
     std::printf(
         "rebuilding the live set of feed %s from the cache_dirs ('peerbloom stats' shows the "

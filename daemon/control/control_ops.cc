@@ -133,6 +133,7 @@ Status ControlOps::Rebuild(const ControlCall& call) {
     }
     feed->RequestScan("rebuild request");
     (*call.reply)["feed"] = feed->config().path;
+    (*call.reply)["scan"] = true;
     return Status::Ok();
   }
   std::vector<std::string> dirs = call.request.value("cache_dirs", std::vector<std::string>());

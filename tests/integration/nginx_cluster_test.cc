@@ -241,6 +241,16 @@ TEST_F(NginxCluster, TheLiveSetIsTheCacheFilesThroughAddsEvictionsAndRestarts) {
   for (int i = 41; i <= 60; ++i) Fetch("b", "/blob/" + std::to_string(i));
   StartDaemon("b");
   ASSERT_TRUE(LiveSetMatches("b")) << DiskSet("b") << " vs " << DaemonSet("b");
+  // A scan on demand (`peerbloom rebuild`) finds what the events said.
+  const uint64_t scans = nodes_["a"]->Stats()["nginx_feeds"][0]["scans"].get<uint64_t>();
+  const ProcessResult rebuild =
+      RunCli("--control ipc://" + cluster_.dir() + "/a/control.sock rebuild", Merged());
+  EXPECT_EQ(rebuild.exit_code, 0) << rebuild.out;
+  EXPECT_NE(rebuild.out.find("scanning the nginx cache directory"), std::string::npos)
+      << rebuild.out;
+  ASSERT_TRUE(WaitFor(
+      [&] { return nodes_["a"]->Stats()["nginx_feeds"][0]["scans"].get<uint64_t>() > scans; },
+      seconds(15)));
   for (const std::string& n : kNames) {
     const json f = nodes_[n]->Stats()["nginx_feeds"][0];
     EXPECT_EQ(f["drift_added"].get<uint64_t>() + f["drift_removed"].get<uint64_t>(), 0u) << n;
