@@ -1,5 +1,6 @@
 // Three real nginx caches (Debian's nginx, configs/nginx/peerbloom-nginx.conf.in through
-// scripts/nginx-testbed.sh) beside three peerbloomd, and an nginx origin, on 127.0.7.x. Each
+// scripts/nginx-testbed.sh) beside three peerbloomd, and an nginx origin, on 127.7.T.x (T: one
+// block of addresses per test, as ctest runs tests side by side). Each
 // daemon runs as the package runs it beside nginx (docs/nginx.md): not root, not in group
 // www-data's cache, reading nginx's 0700 cache directory through CAP_DAC_READ_SEARCH (and
 // deleting for purges through CAP_DAC_OVERRIDE), its route socket given to www-data.
@@ -37,10 +38,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 const std::string kTestbed = std::string(PEERBLOOM_SOURCE_DIR) + "/scripts/nginx-testbed.sh";
-const std::string kOrigin = "127.0.7.100:8090";
 const std::vector<std::string> kNames = {"a", "b", "c"};
-
-std::string Addr(const std::string& name) { return "127.0.7." + std::to_string(name[0] - 'a' + 1); }
 
 std::string Trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
@@ -67,7 +65,19 @@ class NginxCluster : public ::testing::Test {
     ::chmod(run_.c_str(), 0711);
     ::chown(run_.c_str(), Uid("nobody"), Gid("nogroup"));
     ::chmod(cluster_.dir().c_str(), 0711);
-    ASSERT_TRUE(Bed("start-origin " + work_ + " 127.0.7.100 8090").exit_code == 0) << last_;
+    // The test's own addresses: ctest runs the tests of this suite side by side.
+    const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const std::vector<std::string> tests = {"TheLiveSet", "AMissIs", "AFalseHit", "ANodeWhose",
+                                            "AClusterPurge"};
+    int block = static_cast<int>(tests.size()) + 1;
+    for (size_t i = 0; i < tests.size(); ++i) {
+      if (test.rfind(tests[i], 0) == 0) block = static_cast<int>(i) + 1;
+    }
+    net_ = "127.7." + std::to_string(block) + ".";
+    origin_host_ = net_ + "100";
+    origin_ = origin_host_ + ":8090";
+    ASSERT_TRUE(Bed("start-origin " + work_ + " " + origin_host_ + " 8090").exit_code == 0)
+        << last_;
     for (const std::string& n : kNames) nodes_[n] = cluster_.AddNode(n);
   }
 
@@ -77,6 +87,10 @@ class NginxCluster : public ::testing::Test {
     (void)Bed("stop " + work_ + " origin");
     for (auto& [name, node] : nodes_) node->Stop();
     if (!HasFailure()) fs::remove_all(work_);
+  }
+
+  std::string Addr(const std::string& name) const {
+    return net_ + std::to_string(name[0] - 'a' + 1);
   }
 
   static uid_t Uid(const char* user) { return ::getpwnam(user)->pw_uid; }
@@ -131,7 +145,7 @@ class NginxCluster : public ::testing::Test {
   // Starts node `n`'s nginx (the cache directory made by nginx) and its daemon.
   void StartNode(const std::string& n, const std::string& max_size = "64m",
                  const std::string& inactive = "1h") {
-    ASSERT_TRUE(Bed("start " + work_ + " " + n + " " + Addr(n) + " " + kOrigin + " " +
+    ASSERT_TRUE(Bed("start " + work_ + " " + n + " " + Addr(n) + " " + origin_ + " " +
                     RouteSocket(n) + " " + max_size + " " + inactive)
                     .exit_code == 0)
         << last_;
@@ -166,7 +180,7 @@ class NginxCluster : public ::testing::Test {
     const std::string line = Fetch(n, path);
     return line.substr(0, line.rfind(' '));
   }
-  std::string Url(const std::string& path) const { return "http://" + kOrigin + path; }
+  std::string Url(const std::string& path) const { return "http://" + origin_ + path; }
 
   // The files in n's cache directory as `scripts/nginx-cache-xor` counts them.
   std::string DiskSet(const std::string& n) {
@@ -200,6 +214,7 @@ class NginxCluster : public ::testing::Test {
   Cluster cluster_;
   std::map<std::string, Node*> nodes_;
   std::string work_, run_, last_;
+  std::string net_, origin_host_, origin_;  // this test's addresses
 };
 
 TEST_F(NginxCluster, TheLiveSetIsTheCacheFilesThroughAddsEvictionsAndRestarts) {
@@ -294,8 +309,8 @@ TEST_F(NginxCluster, AFalseHitFallsBackToTheOriginAndIsCachedLocally) {
   ASSERT_TRUE(WaitFor(
       [&] {
         const ProcessResult r =
-            RunShell("curl -s -o /dev/null -w '%{http_code}' -H 'Host: " + kOrigin +
-                     "' -H 'X-Peerbloom-Key: http127.0.7.100" + path + "' http://" + Addr("a") +
+            RunShell("curl -s -o /dev/null -w '%{http_code}' -H 'Host: " + origin_ +
+                     "' -H 'X-Peerbloom-Key: http" + origin_host_ + path + "' http://" + Addr("a") +
                      ":8081" + path);
         return Trim(r.out) == "504";
       },
