@@ -79,10 +79,11 @@ echo "results: tables and plots"
 echo "results: wrote $out/summary-cache.md and $(ls "$out"/*.png | wc -l) plots"
 
 if [[ $(id -u) -ne 0 ]]; then
-  echo "results: skipping the real-Squid lab (squid-lab.md): it needs root"
+  echo "results: skipping the real-Squid and nginx labs (squid-lab.md, nginx-lab.md): they need root"
   exit 0
 fi
-if ! command -v squid >/dev/null 2>&1 && [[ ! -x /usr/sbin/squid ]]; then
+if { ! command -v squid >/dev/null 2>&1 && [[ ! -x /usr/sbin/squid ]]; } ||
+  [[ ! -x /usr/sbin/nginx ]]; then
   PEERBLOOM_APT_LOG=$log bash "$root/scripts/install-deps.sh" --with-squid
 fi
 echo "results: building peerbloomd and peerbloom for the real-Squid lab"
@@ -90,3 +91,6 @@ cmake --build "$build" -j2 --target peerbloomd peerbloom_cli >>"$log" 2>&1
 echo "results: ICP siblings against peerbloom routing on three real Squids"
 bash "$root/scripts/squid-lab-compare.sh" "$build" >>"$log" 2>&1
 echo "results: wrote $out/squid-lab.md"
+echo "results: nginx caches with and without peerbloom routing"
+bash "$root/scripts/nginx-lab.sh" "$build" >>"$log" 2>&1
+echo "results: wrote $out/nginx-lab.md"
