@@ -151,8 +151,9 @@ TEST(Config, StoreLogFeedNeedsSquidKeys) {
   EXPECT_EQ(ErrorOf(std::string(kMinimal) + "key_scheme = \"raw\"\n[[feeds]]\npath = \"/x\"\n"
                                             "format = \"squid-store-log\"\n"),
             "t.toml:7: a 'squid-store-log' feed needs key_scheme = 'squid-md5'");
-  EXPECT_EQ(ErrorOf(std::string(kMinimal) + "[[feeds]]\npath = \"/x\"\nformat = \"csv\"\n"),
-            "t.toml:6: 'feeds.format' must be 'line', 'squid-store-log' or 'nginx-cache', got 'csv'");
+  EXPECT_EQ(
+      ErrorOf(std::string(kMinimal) + "[[feeds]]\npath = \"/x\"\nformat = \"csv\"\n"),
+      "t.toml:6: 'feeds.format' must be 'line', 'squid-store-log' or 'nginx-cache', got 'csv'");
 }
 
 TEST(Config, SquidDigestEntries) {

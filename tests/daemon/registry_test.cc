@@ -123,9 +123,8 @@ class RegistryRendering : public ::testing::Test {
     const std::string text = "node_id = \"solo\"\nlisten = \"tcp://127.0.0.1:0\"\ndata_dir = \"" +
                              dir_ +
                              "/data\"\ncurve = false\nkey_scheme = \"raw\"\ncapacity = 10000\n"
-                             "metrics_listen = \"127.0.0.1:0\"\nnginx_route_socket = \"" + dir_ +
-                             "/route.sock\"\n[[feeds]]\npath = \"" +
-                             dir_ + "/feed\"\n";
+                             "metrics_listen = \"127.0.0.1:0\"\nnginx_route_socket = \"" +
+                             dir_ + "/route.sock\"\n[[feeds]]\npath = \"" + dir_ + "/feed\"\n";
     ASSERT_TRUE(ParseConfig(text, "registry.toml", &config_).ok());
     std::ofstream(dir_ + "/feed") << "+key-1\n+key-2\n";
   }

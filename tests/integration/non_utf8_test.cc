@@ -302,8 +302,9 @@ TEST_F(NonUtf8, OfflineCommandsOfTheCliAnswerClearly) {
     EXPECT_EQ(r.err, "peerbloom: error: --origin '" + x.escaped + "' is not a node id\n");
     r = Cli({"build", "-i", urls, "-o", built, "--key-scheme", x.bytes});
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_EQ(r.err, "peerbloom: error: --key-scheme must be 'squid-md5', 'nginx-md5' or 'raw', got '" +
-                         x.escaped + "'\n");
+    EXPECT_EQ(r.err,
+              "peerbloom: error: --key-scheme must be 'squid-md5', 'nginx-md5' or 'raw', got '" +
+                  x.escaped + "'\n");
     r = Cli({"build", "-i", dir_ + "/missing-" + x.bytes, "-o", built});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.err, "peerbloom: error: cannot open '" + dir_ + "/missing-" + x.escaped + "'\n");

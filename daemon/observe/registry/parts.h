@@ -65,7 +65,7 @@ Table<Context> WhoHasSocketTable();
 Table<Context> MetricsEndpointTable();
 Table<Context> DigestsTable();
 Table<Context> RoutingTable();
-Table<Feed> FeedTable();  // an element of feeds[]
+Table<Feed> FeedTable();                 // an element of feeds[]
 Table<NginxCacheFeed> NginxFeedTable();  // an element of nginx_feeds[]
 Table<Context> NginxRoutesTable();
 Table<RelayService> RelayTable();
