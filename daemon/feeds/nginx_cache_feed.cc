@@ -59,6 +59,7 @@ NginxCacheFeed::NginxCacheFeed(FeedConfig config) : config_(std::move(config)) {
 }
 
 NginxCacheFeed::~NginxCacheFeed() {
+  if (reading_ != nullptr) ::closedir(reading_);
   if (inotify_fd_ >= 0) ::close(inotify_fd_);
 }
 
@@ -199,6 +200,10 @@ void NginxCacheFeed::RequestScan(std::string_view trigger) {
   scan_started_ms_ = -1;  // set by the next Poll
   scan_added_ = 0;
   scan_dirs_.clear();
+  if (reading_ != nullptr) {  // a directory nginx made, half read: the scan reads it again
+    ::closedir(reading_);
+    reading_ = nullptr;
+  }
   scan_dirs_.push_back(ScanDir{config_.path, 0});
 }
 
@@ -346,33 +351,41 @@ void NginxCacheFeed::ReadEvents(LocalStore* store, int64_t now_ms, bool* more) {
   *more = true;
 }
 
+// Reads at most kScanEntriesPerPoll entries a call: a directory left half read stays open
+// (reading_) for the next call, so a cache without levels (every file in one directory) is
+// read in slices too.
 void NginxCacheFeed::ScanSlice(LocalStore* store, int64_t now_ms, bool* more) {
   size_t budget = kScanEntriesPerPoll;
-  while (!scan_dirs_.empty() && budget > 0) {
-    const ScanDir dir = scan_dirs_.back();
-    scan_dirs_.pop_back();
-    DIR* d = ::opendir(dir.path.c_str());
-    if (d == nullptr) {
-      const int err = errno;
-      if (dir.depth == 0) {
-        // Without the root nothing can be said of the cache: keep the set, try later.
-        Error(now_ms, "cannot read the cache directory: " + Errno(err) +
-                          (err == EACCES ? " (the daemon needs read access: docs/nginx.md)" : ""));
-        scanning_ = false;
-        stats_.scanning = false;
-        scan_dirs_.clear();
-        next_periodic_scan_ms_ = now_ms + kFallbackScanMs;
-        return;
+  while (budget > 0 && (reading_ != nullptr || !scan_dirs_.empty())) {
+    if (reading_ == nullptr) {
+      reading_dir_ = scan_dirs_.back();
+      scan_dirs_.pop_back();
+      reading_ = ::opendir(reading_dir_.path.c_str());
+      if (reading_ == nullptr) {
+        const int err = errno;
+        if (reading_dir_.depth == 0) {
+          // Without the root nothing can be said of the cache: keep the set, try later.
+          Error(now_ms,
+                "cannot read the cache directory: " + Errno(err) +
+                    (err == EACCES ? " (the daemon needs read access: docs/nginx.md)" : ""));
+          scanning_ = false;
+          stats_.scanning = false;
+          scan_dirs_.clear();
+          next_periodic_scan_ms_ = now_ms + kFallbackScanMs;
+          return;
+        }
+        if (err != ENOENT) Error(now_ms, "cannot read '" + reading_dir_.path + "': " + Errno(err));
+        continue;
       }
-      if (err != ENOENT) Error(now_ms, "cannot read '" + dir.path + "': " + Errno(err));
-      continue;
+      if (reading_dir_.depth == 0 && scanning_) Watch(reading_dir_.path, 0, now_ms);
     }
-    if (dir.depth == 0 && scanning_) Watch(dir.path, 0, now_ms);
+    const ScanDir& dir = reading_dir_;
     const bool at_files = dir.depth == static_cast<int>(levels_.size());
-    while (const dirent* e = ::readdir(d)) {
+    const dirent* e = nullptr;
+    while (budget > 0 && (e = ::readdir(reading_)) != nullptr) {
       const std::string_view name(e->d_name);
       if (name == "." || name == "..") continue;
-      if (budget > 0) --budget;
+      --budget;
       const std::string path = Join(dir.path, name);
       if (!at_files) {
         if (IsLevelName(name, levels_[dir.depth])) {
@@ -389,9 +402,12 @@ void NginxCacheFeed::ScanSlice(LocalStore* store, int64_t now_ms, bool* more) {
       }
       FileSeen(path, name, store, now_ms, /*from_scan=*/true, dir.from_event);
     }
-    ::closedir(d);
+    if (e == nullptr) {  // the directory is done
+      ::closedir(reading_);
+      reading_ = nullptr;
+    }
   }
-  if (!scan_dirs_.empty()) {
+  if (reading_ != nullptr || !scan_dirs_.empty()) {
     *more = true;
     return;
   }
@@ -466,12 +482,12 @@ bool NginxCacheFeed::Poll(LocalStore* store, int64_t now_ms) {
       FileSeen(path, std::string_view(path).substr(path.rfind('/') + 1), store, now_ms, false);
     }
   }
-  if (!scan_dirs_.empty()) ScanSlice(store, now_ms, &more);
+  if (!scan_dirs_.empty() || reading_ != nullptr) ScanSlice(store, now_ms, &more);
   return more;
 }
 
 int64_t NginxCacheFeed::NextDeadline(int64_t now_ms) const {
-  if (!started_ || !scan_dirs_.empty()) return now_ms;
+  if (!started_ || !scan_dirs_.empty() || reading_ != nullptr) return now_ms;
   int64_t deadline = INT64_MAX;
   for (const auto& [path, p] : pending_) deadline = std::min(deadline, p.due_ms);
   if (next_periodic_scan_ms_ != 0) deadline = std::min(deadline, next_periodic_scan_ms_);

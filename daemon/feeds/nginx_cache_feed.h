@@ -23,6 +23,8 @@
 #ifndef PEERBLOOM_DAEMON_FEEDS_NGINX_CACHE_FEED_H_
 #define PEERBLOOM_DAEMON_FEEDS_NGINX_CACHE_FEED_H_
 
+#include <dirent.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -152,6 +154,8 @@ class NginxCacheFeed {
   uint32_t scan_generation_ = 0;
   int64_t scan_started_ms_ = 0;
   std::vector<ScanDir> scan_dirs_;  // still to read
+  DIR* reading_ = nullptr;          // the directory being read, left open between slices
+  ScanDir reading_dir_;
   uint64_t scan_added_ = 0;
   std::string scan_trigger_;
   std::string next_trigger_;

@@ -135,6 +135,27 @@ TEST_F(NginxCacheFeedTest, TheStartScanCountsTheFilesPresent) {
   EXPECT_GE(feed->stats().watches, 2u);  // the root and the level directories
 }
 
+// nginx's default is no levels: every file in one directory. The scan still reads it in
+// slices, the loop turning between them.
+TEST_F(NginxCacheFeedTest, AScanOfOneLargeDirectoryIsReadInSlices) {
+  config_.levels = "";
+  std::set<std::string> keys;
+  const size_t n = 2 * NginxCacheFeed::kScanEntriesPerPoll + 100;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string k = "http://origin/flat/" + std::to_string(i);
+    std::ofstream(NginxCacheFilePath(root_, {}, Name(k)), std::ios::binary)
+        << CacheFileBytes(k, "");
+    keys.insert(k);
+  }
+  auto feed = NewFeed();
+  EXPECT_TRUE(feed->Poll(store_.get(), ++now_));  // more to read
+  EXPECT_TRUE(feed->stats().scanning);
+  EXPECT_EQ(feed->stats().files, NginxCacheFeed::kScanEntriesPerPoll);
+  EXPECT_EQ(feed->NextDeadline(now_), now_);
+  ASSERT_TRUE(Settled(feed.get()));
+  ExpectExactly(feed.get(), keys);
+}
+
 TEST_F(NginxCacheFeedTest, EventsFollowAddsEvictionsAndNewLevelDirectories) {
   Put("http://origin/before");
   auto feed = NewFeed();
