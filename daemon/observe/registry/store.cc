@@ -44,7 +44,7 @@ constexpr std::array<Stat<Context>, 13> kFilter = {{
 
 constexpr char kPublications[] = "peerbloom_publications_total";
 
-constexpr std::array<Stat<Context>, 14> kSummary = {{
+constexpr std::array<Stat<Context>, 15> kSummary = {{
     {"epoch", "epoch of this incarnation", kGauge, kStatsOnly,
      [](const Context& c) -> Json { return c.summary.epoch; }},
     {"version", "version of the latest local summary", kGauge,
@@ -52,8 +52,10 @@ constexpr std::array<Stat<Context>, 14> kSummary = {{
      [](const Context& c) -> Json { return c.summary.version; }},
     {"k", "hash functions", kGauge, kStatsOnly,
      [](const Context& c) -> Json { return c.summary.filter.k(); }},
-    {"log2_bits", "log2 of the summary's bits", kGauge, kStatsOnly,
-     [](const Context& c) -> Json { return c.summary.filter.log2_bits(); }},
+    {"log2_bits", "log2 of the power of two in the summary's size (bits = m x 2^log2_bits)", kGauge,
+     kStatsOnly, [](const Context& c) -> Json { return c.summary.filter.log2_bits(); }},
+    {"bits", "the summary's bits (exact sizes: an odd multiple of 2^log2_bits)", kGauge, kStatsOnly,
+     [](const Context& c) -> Json { return c.summary.filter.bits(); }},
     {nullptr, "size of the local summary (its bits / 8)", kGauge,
      Metric("peerbloom_published_size_bytes"),
      [](const Context& c) -> Json { return c.summary.filter.bits() / 8; }},
