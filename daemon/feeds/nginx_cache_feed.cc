@@ -343,8 +343,13 @@ void NginxCacheFeed::ReadEvents(LocalStore* store, int64_t now_ms, bool* more) {
       }
       if (ev->mask & (IN_DELETE | IN_MOVED_FROM)) {
         FileGone(name, store);
-      } else if (ev->mask & (IN_MOVED_TO | IN_CLOSE_WRITE)) {
+      } else if (ev->mask & IN_MOVED_TO) {
         FileSeen(path, name, store, now_ms, /*from_scan=*/false);
+      } else if (ev->mask & IN_CLOSE_WRITE) {
+        // nginx closes a new file after renaming it (IN_MOVED_TO read it) and rewrites a
+        // header in place on revalidation: a name keeps its key, so a counted name is not read
+        // again; one written in place from the start is.
+        FileSeen(path, name, store, now_ms, /*from_scan=*/true, /*from_event=*/true);
       }
     }
   }
