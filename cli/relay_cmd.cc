@@ -130,6 +130,12 @@ std::string DescribePurge(const json& r) {
     return text + (r.value("purged", false) ? "purged" : "not purged") +
            " (purge command exited with status " + r["exit_status"].dump() + ")";
   }
+  if (action == "nginx") {
+    const uint64_t deleted = r.value("deleted", uint64_t{0});
+    if (deleted == 0) return text + "not in the cache (no cache file of the key)";
+    return text + "purged (" + std::to_string(deleted) +
+           (deleted == 1 ? " cache file deleted)" : " cache files deleted)");
+  }
   if (r.value("purged", false)) return text + "purged (HTTP 200)";
   return text + "not in the cache (HTTP " + r["status"].dump() + ")";
 }
