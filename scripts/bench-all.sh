@@ -28,6 +28,7 @@ if [[ -n $quick ]]; then
   run "$build/bench/squid_bench"
   run bash bench/control_bench.sh "$build" 100000
   run bash bench/squid_helper_bench.sh "$build" 100000 100000
+  run bash bench/nginx_feed_bench.sh "$build" 20000 10000
   run bash bench/cluster_bench.sh "$build" 8 10000 10
 else
   run "$build/bench/filter_bench"
@@ -41,6 +42,7 @@ else
   run bash bench/control_bench.sh "$build"
   run bash bench/squid_helper_bench.sh "$build"
   run bash bench/feed_bench.sh "$build"
+  run bash bench/nginx_feed_bench.sh "$build"
   run bash bench/cluster_bench.sh "$build"
   run python3 bench/rest_cost_bench.py "$build"
 fi
