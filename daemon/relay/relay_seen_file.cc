@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "peerbloom/hex.h"
+
 namespace peerbloom::daemon {
 namespace {
 
@@ -13,18 +15,12 @@ bool ParseNumber(std::string_view s, uint64_t* out) {
   return !s.empty() && ec == std::errc() && end == s.data() + s.size();
 }
 
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
-
 bool ParseHex(std::string_view s, std::string* out) {
   if (s.empty() || s.size() % 2 != 0) return false;
   out->clear();
   for (size_t i = 0; i < s.size(); i += 2) {
-    const int hi = HexValue(s[i]);
-    const int lo = HexValue(s[i + 1]);
+    const int hi = HexDigitValue(s[i], /*lower_only=*/true);
+    const int lo = HexDigitValue(s[i + 1], /*lower_only=*/true);
     if (hi < 0 || lo < 0) return false;
     out->push_back(static_cast<char>(hi * 16 + lo));
   }

@@ -3,19 +3,10 @@
 #include <utility>
 
 #include "peerbloom/escape.h"
+#include "peerbloom/hex.h"
 #include "peerbloom/md5.h"
 
 namespace peerbloom {
-namespace {
-
-int HexValue(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 std::string_view KeySchemeName(KeyScheme scheme) noexcept {
   switch (scheme) {
@@ -37,27 +28,10 @@ std::optional<KeyScheme> ParseKeyScheme(std::string_view name) noexcept {
 }
 
 bool ParseSquidKeyHex(std::string_view hex, SquidKey* out) noexcept {
-  if (hex.size() != 2 * SquidKey().size()) return false;
-  SquidKey key;  // *out is written only on success
-  for (size_t i = 0; i < key.size(); ++i) {
-    const int hi = HexValue(hex[2 * i]);
-    const int lo = HexValue(hex[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    key[i] = static_cast<uint8_t>(hi << 4 | lo);
-  }
-  *out = key;
-  return true;
+  return ParseHexBytes(hex, out);
 }
 
-std::string SquidKeyHex(const SquidKey& key) {
-  static constexpr char kDigits[] = "0123456789ABCDEF";
-  std::string hex(32, '0');
-  for (size_t i = 0; i < key.size(); ++i) {
-    hex[2 * i] = kDigits[key[i] >> 4];
-    hex[2 * i + 1] = kDigits[key[i] & 0xf];
-  }
-  return hex;
-}
+std::string SquidKeyHex(const SquidKey& key) { return HexBytes(key, /*upper=*/true); }
 
 KeyEncoder::KeyEncoder(KeyScheme scheme, SquidUrlOptions squid_url, NginxKeyTemplate nginx_key)
     : scheme_(scheme), squid_url_(std::move(squid_url)), nginx_key_(std::move(nginx_key)) {}

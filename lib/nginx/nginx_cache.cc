@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "peerbloom/escape.h"
+#include "peerbloom/hex.h"
 #include "peerbloom/md5.h"
 
 namespace peerbloom {
@@ -23,12 +24,6 @@ constexpr size_t kHeaderStartOffset = 54;
 // The smallest header_start: the KEY line of an empty key.
 constexpr size_t kMinHeaderStart = kNginxHeaderBytes + kNginxKeyPrefix.size() + 1;
 constexpr size_t kFirstReadBytes = 4096;
-
-int LowerHexValue(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  return -1;
-}
 
 uint64_t LoadLe(std::string_view bytes, size_t at, size_t n) noexcept {
   uint64_t v = 0;
@@ -92,27 +87,10 @@ NginxFileState ReadOpenFile(int fd, const std::string& path, std::string* key, s
 NginxKey NginxKeyOf(std::string_view cache_key) noexcept { return Md5(cache_key); }
 
 bool ParseNginxCacheFileName(std::string_view name, NginxKey* out) noexcept {
-  NginxKey key;
-  if (name.size() != 2 * key.size()) return false;
-  for (size_t i = 0; i < key.size(); ++i) {
-    const int hi = LowerHexValue(name[2 * i]);
-    const int lo = LowerHexValue(name[2 * i + 1]);
-    if (hi < 0 || lo < 0) return false;
-    key[i] = static_cast<uint8_t>(hi << 4 | lo);
-  }
-  *out = key;
-  return true;
+  return ParseHexBytes(name, out, /*lower_only=*/true);
 }
 
-std::string NginxKeyHex(const NginxKey& key) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex(2 * key.size(), '0');
-  for (size_t i = 0; i < key.size(); ++i) {
-    hex[2 * i] = kDigits[key[i] >> 4];
-    hex[2 * i + 1] = kDigits[key[i] & 0xf];
-  }
-  return hex;
-}
+std::string NginxKeyHex(const NginxKey& key) { return HexBytes(key, /*upper=*/false); }
 
 Status ParseNginxLevels(std::string_view text, std::vector<int>* levels) {
   std::vector<int> out;

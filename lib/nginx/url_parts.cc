@@ -4,6 +4,7 @@
 #include <cstdint>
 
 #include "peerbloom/escape.h"
+#include "peerbloom/hex.h"
 
 namespace peerbloom::nginx {
 namespace {
@@ -16,12 +17,6 @@ bool EqualsLower(std::string_view text, std::string_view lower) noexcept {
     if (Lower(text[i]) != lower[i]) return false;
   }
   return true;
-}
-
-int HexValue(char c) noexcept {
-  if (c >= '0' && c <= '9') return c - '0';
-  const char l = Lower(c);
-  return l >= 'a' && l <= 'f' ? l - 'a' + 10 : -1;
 }
 
 // nginx ends a request line's target at a space and refuses control bytes in it.
@@ -189,8 +184,8 @@ bool NormalizeUri(std::string_view path, std::string* out) {
     char c = path[i];
     if (c == '%') {
       if (i + 2 >= path.size()) return false;
-      const int hi = HexValue(path[i + 1]);
-      const int lo = HexValue(path[i + 2]);
+      const int hi = HexDigitValue(path[i + 1]);
+      const int lo = HexDigitValue(path[i + 2]);
       if (hi < 0 || lo < 0) return false;
       i += 2;
       c = static_cast<char>(hi << 4 | lo);

@@ -1,5 +1,7 @@
 #include "lib/squid/url_text.h"
 
+#include "peerbloom/hex.h"
+
 namespace peerbloom {
 namespace squid_url {
 namespace {
@@ -46,8 +48,8 @@ void AppendUserInfo(std::string_view login, std::string* out) {
   static constexpr char kDigits[] = "0123456789ABCDEF";
   for (size_t j = 0; j < login.size(); ++j) {
     char c = login[j];
-    const int hi = j + 1 < login.size() ? HexValue(login[j + 1]) : -1;
-    const int lo = j + 2 < login.size() ? HexValue(login[j + 2]) : -1;
+    const int hi = j + 1 < login.size() ? HexDigitValue(login[j + 1]) : -1;
+    const int lo = j + 2 < login.size() ? HexDigitValue(login[j + 2]) : -1;
     if (c == '%' && j + 1 < login.size() && login[j + 1] == '%') {
       ++j;                                                          // "%%" decodes to '%'
     } else if (c == '%' && hi >= 0 && lo >= 0 && (hi | lo) != 0) {  // "%00" stays as is

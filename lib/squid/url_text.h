@@ -67,13 +67,6 @@ constexpr std::array<uint16_t, 256> MakeByteClasses() {
 inline constexpr std::array<uint16_t, 256> kByteClasses = MakeByteClasses();
 inline uint16_t ClassOf(char c) noexcept { return kByteClasses[static_cast<unsigned char>(c)]; }
 
-inline int HexValue(char c) noexcept {
-  if (IsDigit(c)) return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // atoi(): optional sign and decimal digits, saturating at the bounds of a 64-bit long, then
 // truncated to a 32-bit int. So ":4294967376" is port 80, as Squid reads it.
 int32_t Atoi(std::string_view text) noexcept;
