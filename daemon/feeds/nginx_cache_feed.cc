@@ -94,7 +94,11 @@ Status NginxCacheFeed::Restore(const FeedPosition& position, size_t max_files) {
   files_ = std::move(files);
   stats_.files = files_.size();
   stats_.names_xor = {};
-  for (const auto& [name, entry] : files_) Toggle(name);
+  variants_.clear();
+  for (const auto& [name, entry] : files_) {
+    Toggle(name);
+    IndexVariant(name, entry.key);
+  }
   return Status::Ok();
 }
 
@@ -130,11 +134,11 @@ bool NginxCacheFeed::Holds(const NginxKey& name, NginxKey* key) const {
 
 std::vector<NginxKey> NginxCacheFeed::NamesOf(const NginxKey& key) const {
   std::vector<NginxKey> out;
-  // The file of a response without Vary carries its key's name; variants are few.
-  if (files_.count(key) != 0 && files_.at(key).key == key) out.push_back(key);
-  for (const auto& [name, entry] : files_) {
-    if (entry.key == key && name != key) out.push_back(name);
-  }
+  // The file of a response without Vary carries its key's name.
+  const auto own = files_.find(key);
+  if (own != files_.end() && own->second.key == key) out.push_back(key);
+  const auto [begin, end] = variants_.equal_range(key);
+  for (auto it = begin; it != end; ++it) out.push_back(it->second);
   return out;
 }
 
@@ -211,6 +215,21 @@ void NginxCacheFeed::Toggle(const NginxKey& name) {
   for (size_t i = 0; i < name.size(); ++i) stats_.names_xor[i] ^= name[i];
 }
 
+void NginxCacheFeed::IndexVariant(const NginxKey& name, const NginxKey& key) {
+  if (name != key) variants_.emplace(key, name);
+}
+
+void NginxCacheFeed::UnindexVariant(const NginxKey& name, const NginxKey& key) {
+  if (name == key) return;
+  const auto [begin, end] = variants_.equal_range(key);
+  for (auto it = begin; it != end; ++it) {
+    if (it->second == name) {
+      variants_.erase(it);
+      return;
+    }
+  }
+}
+
 void NginxCacheFeed::Count(const NginxKey& name, const NginxKey& key, LocalStore* store) {
   auto [it, inserted] = files_.try_emplace(name, Entry{key, scan_generation_});
   if (inserted) Toggle(name);
@@ -219,8 +238,10 @@ void NginxCacheFeed::Count(const NginxKey& name, const NginxKey& key, LocalStore
     if (it->second.key == key) return;
     store->Remove(KeyBytes(it->second.key));  // rewritten under another key
     ++stats_.removes;
+    UnindexVariant(name, it->second.key);
     it->second.key = key;
   }
+  IndexVariant(name, key);
   store->Add(KeyBytes(key));
   ++stats_.adds;
   stats_.files = files_.size();
@@ -233,6 +254,7 @@ void NginxCacheFeed::FileGone(std::string_view name, LocalStore* store) {
   if (it == files_.end()) return;
   store->Remove(KeyBytes(it->second.key));
   Toggle(it->first);
+  UnindexVariant(it->first, it->second.key);
   files_.erase(it);
   ++stats_.removes;
   stats_.files = files_.size();
@@ -430,6 +452,7 @@ void NginxCacheFeed::FinishScan(LocalStore* store, int64_t now_ms) {
     ++stats_.removes;
     ++removed;
     Toggle(it->first);
+    UnindexVariant(it->first, it->second.key);
     it = files_.erase(it);
   }
   stats_.files = files_.size();

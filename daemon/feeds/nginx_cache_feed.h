@@ -138,6 +138,9 @@ class NginxCacheFeed {
   void FileGone(std::string_view name, LocalStore* store);
   void Count(const NginxKey& name, const NginxKey& key, LocalStore* store);
   void Toggle(const NginxKey& name);  // in or out of names_xor
+  // variants_: a counted file whose name is not its key's (a Vary variant) in or out.
+  void IndexVariant(const NginxKey& name, const NginxKey& key);
+  void UnindexVariant(const NginxKey& name, const NginxKey& key);
   void Error(int64_t now_ms, const std::string& message);
 
   FeedConfig config_;
@@ -146,7 +149,10 @@ class NginxCacheFeed {
   bool started_ = false;
   std::unordered_map<int, ScanDir> watches_;            // watch descriptor -> directory
   std::unordered_map<NginxKey, Entry, KeyHash> files_;  // name -> key
-  std::unordered_map<std::string, Pending> pending_;    // path -> retry
+  // key -> names of its counted Vary variants (files not named by their key): few, and what
+  // a purge of the key looks up without reading every file's entry.
+  std::unordered_multimap<NginxKey, NginxKey, KeyHash> variants_;
+  std::unordered_map<std::string, Pending> pending_;  // path -> retry
 
   // The running scan.
   bool scanning_ = false;

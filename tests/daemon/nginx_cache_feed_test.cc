@@ -213,6 +213,7 @@ TEST_F(NginxCacheFeedTest, VariantsCountForTheirKeyAndOtherNamesAreIgnored) {
   EXPECT_EQ(feed->stats().adds, 2u);
   fs::remove(variant);
   ASSERT_TRUE(PollUntil(feed.get(), [&] { return feed->stats().files == 1; }));
+  EXPECT_EQ(feed->NamesOf(Name(key)), std::vector<NginxKey>{Name(key)});
   EXPECT_TRUE(
       store_->Contains(std::string_view(reinterpret_cast<const char*>(Name(key).data()), 16)));
   EXPECT_GE(feed->stats().ignored, 1u);
@@ -240,6 +241,7 @@ TEST_F(NginxCacheFeedTest, ARestartKeepsTheSavedSetAndCatchesUpWithWhatChangedWh
     keys.insert("http://origin/r/" + std::to_string(i));
     Put("http://origin/r/" + std::to_string(i));
   }
+  Put("http://origin/r/50", "variant of r/50");  // a Vary variant, kept while down
   FeedPosition saved;
   {
     auto feed = NewFeed();
@@ -257,10 +259,12 @@ TEST_F(NginxCacheFeedTest, ARestartKeepsTheSavedSetAndCatchesUpWithWhatChangedWh
   }
   auto feed = NewFeed();
   ASSERT_TRUE(feed->Restore(saved, 1000).ok());
-  EXPECT_EQ(feed->stats().files, 100u);
+  EXPECT_EQ(feed->stats().files, 101u);
+  // A purge of the key finds both files from the restored set.
+  EXPECT_EQ(feed->NamesOf(Name("http://origin/r/50")).size(), 2u);
   ASSERT_TRUE(Settled(feed.get()));
-  // The counters of the saved 100 came from the snapshot, not from this feed.
-  EXPECT_EQ(feed->stats().files, keys.size());
+  // The counters of the saved 101 came from the snapshot, not from this feed.
+  EXPECT_EQ(feed->stats().files, keys.size() + 1);
   EXPECT_EQ(feed->stats().adds, 20u);
   EXPECT_EQ(feed->stats().removes, 30u);
   for (const std::string& k : keys) EXPECT_TRUE(feed->Holds(Name(k))) << k;
