@@ -2,7 +2,6 @@
 #include "lib/gossip/membership.h"
 
 #include <algorithm>
-#include <tuple>
 #include <utility>
 
 namespace peerbloom {
@@ -423,10 +422,7 @@ std::vector<const Member*> Membership::Revived(int64_t now_ms) {
     const bool alive = Alive(m, now_ms);
     if (alive && !m.was_alive && !m.endpoint.empty() && Chosen(m)) out.push_back(&m);
     m.was_alive = alive;
-    if (!m.chosen && m.inbound_until_ms < now_ms) {
-      maybe_linked_.erase(id);
-      m.inbound_push = false;
-    }
+    if (!m.chosen && m.inbound_until_ms < now_ms) maybe_linked_.erase(id);
   }
   return out;
 }
@@ -497,45 +493,25 @@ std::vector<Seed> Membership::JoinsDue(int64_t now_ms) {
 }
 
 // The inbound cap: a seed that hundreds of nodes link to would otherwise push every delta to
-// all of them. The members that hold a place keep it while they stay linked; free places go
-// by rank. A place taken away would cut, without a frame to say so, every relay tree that runs
-// through the link: the far side still counts on it (it chose this node) and would wait for a
-// repair.
+// all of them.
 // Only members that may be linked are looked at: a delta relayed costs the links, not the
 // membership.
 std::vector<LinkTarget> Membership::Targets(int64_t now_ms) const {
   std::vector<LinkTarget> out;
-  struct Inbound {
-    bool newcomer;  // holds no place yet: after those that do
-    uint64_t rank;
-    size_t at;  // in out
-    const Member* member;
-    bool operator<(const Inbound& o) const {
-      return std::tie(newcomer, rank, at) < std::tie(o.newcomer, o.rank, o.at);
-    }
-  };
-  std::vector<Inbound> inbound;
+  std::vector<std::pair<uint64_t, size_t>> inbound;
   for (std::string_view id : maybe_linked_) {
     const Member* found = Find(id);
     if (found == nullptr) continue;
     const Member& m = *found;
+    if (m.endpoint.empty() || !Alive(m, now_ms)) continue;
     const bool chosen = Chosen(m);
-    if (m.endpoint.empty() || !Alive(m, now_ms) || chosen || m.inbound_until_ms < now_ms) {
-      m.inbound_push = false;
-      if (chosen && !m.endpoint.empty() && Alive(m, now_ms)) {
-        out.push_back(LinkTarget{m.endpoint, m.public_key, m.id, true, true});
-      }
-      continue;
-    }
-    inbound.push_back(Inbound{!m.inbound_push, m.rank, out.size(), &m});
-    out.push_back(LinkTarget{m.endpoint, m.public_key, m.id, false, false});
+    if (!chosen && m.inbound_until_ms < now_ms) continue;
+    if (!chosen) inbound.emplace_back(m.rank, out.size());
+    out.push_back(LinkTarget{m.endpoint, m.public_key, m.id, chosen, chosen});
   }
   const size_t cap = std::min<size_t>(inbound.size(), 2 * fanout_);
   std::partial_sort(inbound.begin(), inbound.begin() + cap, inbound.end());
-  for (size_t i = 0; i < inbound.size(); ++i) {
-    inbound[i].member->inbound_push = i < cap;
-    if (i < cap) out[inbound[i].at].push = true;
-  }
+  for (size_t i = 0; i < cap; ++i) out[inbound[i].second].push = true;
   return out;
 }
 

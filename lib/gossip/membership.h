@@ -48,9 +48,6 @@ struct Member {
   bool chosen = false;                  // picked at random into the neighbour set
   int64_t inbound_until_ms = kNeverMs;  // it chose us: keep the reverse link until then
   uint64_t rank = 0;                    // orders inbound links when only some may carry deltas
-  // It holds a place among the inbound links that carry deltas (Targets): kept while it stays
-  // linked, so a newcomer of a lower rank does not silently cut the trees that run through it.
-  mutable bool inbound_push = false;
   // Additions: what the node said of itself on its own authenticated link.
   int64_t direct_until_ms = kNeverMs;  // heard on its own link: others may not move its epoch
   uint64_t direct_epoch = 0;           // the highest epoch it named on its own link

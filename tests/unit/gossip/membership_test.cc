@@ -3,8 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -129,45 +127,6 @@ TEST(Membership, AnInboundLinkLastsTheFailureTimeoutOrUntilUnlinked) {
   f.members.AcceptSender(h, 200);
   EXPECT_FALSE(f.members.IsLinked(*b, 200));
   EXPECT_TRUE(f.members.Targets(500).empty());
-}
-
-// Only 2 x fanout inbound links carry deltas. A link that holds a place keeps it when a member
-// of a lower rank links here (taking it away would cut the relay trees through that link with
-// no frame to say so); a place an unlink frees goes to the waiting member of the lowest rank.
-TEST(Membership, InboundLinksKeepTheirPlaceInTheCapUntilTheyLeave) {
-  GossipOptions o = Options();
-  o.max_members = 100;
-  o.fanout = 1;  // two places
-  GossipStats stats;
-  Membership members(o, &stats, [](const std::string&) {});
-  auto link = [&](const std::string& id, uint8_t flags, uint64_t beat) {
-    WireHeader h = From(id, 1, beat);
-    h.flags |= flags;
-    members.AcceptSender(h, 100);
-  };
-  auto pushing = [&] {
-    std::set<std::string> out;
-    for (const LinkTarget& t : members.Targets(200)) {
-      if (t.push) out.insert(t.member_id);
-    }
-    return out;
-  };
-  link("x", kWireFlagNeighbour, 1);
-  link("y", kWireFlagNeighbour, 1);
-  ASSERT_EQ(pushing(), (std::set<std::string>{"x", "y"}));
-  const uint64_t highest_holder = std::max(members.Find("x")->rank, members.Find("y")->rank);
-  bool outranked = false;
-  std::string lowest;
-  for (int i = 0; i < 20; ++i) {
-    const std::string id = "n" + std::to_string(i);
-    link(id, kWireFlagNeighbour, 1);
-    EXPECT_EQ(pushing(), (std::set<std::string>{"x", "y"})) << id;
-    outranked |= members.Find(id)->rank < highest_holder;
-    if (lowest.empty() || members.Find(id)->rank < members.Find(lowest)->rank) lowest = id;
-  }
-  ASSERT_TRUE(outranked);  // ranks alone would have given a place away
-  link("x", kWireFlagUnlink, 2);
-  EXPECT_EQ(pushing(), (std::set<std::string>{"y", lowest}));
 }
 
 TEST(Membership, FreshEntriesAreTakenOnce) {
