@@ -34,6 +34,7 @@ constexpr int kCertRounds = 8;
 void Dissemination::OnNewEpoch(const std::string& id) {
   summaries_->ForgetDeltas(id);
   cert_rounds_[id] = kCertRounds;
+  if (push_links_.erase(id) != 0) restarted_links_.push_back(id);
   OriginState* st = MutableState(id);
   if (st == nullptr) return;
   st->full_requested_ms = kNeverMs;

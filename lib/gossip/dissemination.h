@@ -192,7 +192,12 @@ class Dissemination {
   GossipStats* const stats_;
   const OriginSigs* const sigs_;
   StringMap<OriginState> state_;
-  std::set<std::string> push_links_;  // member ids of the delta links at the last round
+  // Member ids of the links deltas may come on (every live link: chosen ones, and inbound
+  // ones, whose members chose this node), at the last round.
+  std::set<std::string> push_links_;
+  // Links whose member restarted since the last round: it forgot the link, so what came on
+  // it has no path until it relinks (GraftLostLinks treats them as lost).
+  std::vector<std::string> restarted_links_;
   // Origins whose held version advanced since the last round (and this node's own): the next
   // heartbeat digest announces them, so a node whose copy of the delta was lost repairs it
   // within about an interval instead of waiting for the origin's next heartbeat.

@@ -25,7 +25,7 @@ void Dissemination::NoteDuplicate(const Member& sender, const Member& origin) {
 }
 
 void Dissemination::RestorePath(const std::string& origin, const std::string& from) {
-  if (push_links_.count(from) != 0) return;  // it came on a delta link
+  if (push_links_.count(from) != 0) return;  // it came on a link deltas come on
   for (const std::string& id : push_links_) {
     OriginState* link = MutableState(id);
     if (link == nullptr || link->pruned_here.erase(origin) == 0) continue;
@@ -87,20 +87,25 @@ void Dissemination::SendPrunes() {
 }
 
 // Origins whose last delta came over a link that no longer carries deltas (the member is
-// suspected or died, was shuffled out, or fell out of the inbound cap) may have no path left:
-// the remaining delta links that were pruned for them are grafted back at once rather than
-// after a repair, and the first two of them are asked for anything newer than what is held
-// (the versions the lost link would have brought meanwhile; an origin already current costs
-// nothing).
+// suspected or died, was shuffled out, unlinked, or restarted and so forgot the link) may
+// have no path left: the remaining links that were pruned for them are grafted back at once
+// rather than after a repair, and the first two of them are asked for anything newer than
+// what is held (the versions the lost link would have brought meanwhile; an origin already
+// current costs nothing). Deltas may come on every link, not only on those this node pushes
+// on: an inbound link outside this node's cap still pushes here (its member chose us).
 void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
   std::set<std::string> now_links;
   for (const LinkTarget& t : targets) {
     const Member* m = members_.Find(t.member_id);
-    if (t.push && (m == nullptr || !m->suspect)) now_links.insert(t.member_id);
+    if (m == nullptr || !m->suspect) now_links.insert(t.member_id);
+  }
+  std::vector<std::string> lost_links = std::move(restarted_links_);
+  restarted_links_.clear();
+  for (const std::string& id : push_links_) {
+    if (now_links.count(id) == 0) lost_links.push_back(id);
   }
   std::vector<std::string> orphans;
-  for (const std::string& lost : push_links_) {
-    if (now_links.count(lost) != 0) continue;
+  for (const std::string& lost : lost_links) {
     // What it asked us not to push is void (if it comes back, duplicates prune again). What
     // we asked it not to push stays: it still holds that, and forgetting it would make the
     // link look like a path it is not if the member comes back (a refuted suspicion, a
@@ -119,7 +124,7 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
     std::vector<std::string> graft;
     std::vector<FullRequest> catch_up;
     for (const std::string& origin : orphans) {
-      if (origin == t.member_id || link->pruned_here.erase(origin) == 0) continue;
+      if (link->pruned_here.erase(origin) == 0) continue;
       graft.push_back(origin);
       const Member* m = members_.Find(origin);
       if (m != nullptr && HoldsCurrent(*m) && ++asked[origin] <= 2) {

@@ -317,6 +317,8 @@ class SimCluster {
   }
   // Drops frames for which the hook returns true (before the random faults).
   void SetFilter(std::function<bool(const Frame&)> hook) { filter_ = std::move(hook); }
+  // Adds the hook's answer (ms) to a frame's latency (a slow link).
+  void SetDelay(std::function<int64_t(const Frame&)> hook) { delay_ = std::move(hook); }
   // Addition: adjusts each node's options as it boots (after node_id and seeds are set).
   void SetBootHook(std::function<void(GossipOptions*)> hook) { boot_hook_ = std::move(hook); }
   void set_net(NetOptions net) { net_ = net; }
@@ -369,6 +371,7 @@ class SimCluster {
       if (it == by_endpoint_.end() || n.muted || !n.up) continue;
       Frame f{now_ + net_.latency_ms, 0, i, it->second, std::move(o.payload)};
       if (filter_ && filter_(f)) continue;
+      if (delay_) f.at += delay_(f);
       if (Chance(net_.drop)) continue;
       const int copies = Chance(net_.duplicate) ? 2 : 1;
       for (int c = 0; c < copies; ++c) {
@@ -398,6 +401,7 @@ class SimCluster {
   std::map<std::string, int> by_id_;
   std::priority_queue<Frame, std::vector<Frame>, std::greater<Frame>> inflight_;
   std::function<bool(const Frame&)> filter_;
+  std::function<int64_t(const Frame&)> delay_;
   std::function<void(GossipOptions*)> boot_hook_;
 };
 

@@ -362,5 +362,54 @@ TEST(GossipCluster, DeltasSettleOnRelayTrees) {
   EXPECT_EQ(c.FalseNegatives(), 0u);
 }
 
+// A node restarted in a new epoch forgot its links, so the relay trees that ran through it are
+// cut until it relinks and holds the summaries again. Its neighbours graft the links they had
+// pruned for those origins as soon as they learn the new epoch: the next delta comes straight
+// from the origin instead of after a repair (which first waits a tenth of an interval for it).
+TEST(GossipCluster, TreesThroughARestartedNodeAreGraftedAround) {
+  SimCluster c;
+  AddRing(&c, 3);  // fanout 4: every node links to both others
+  const int origin = 0, relay = 1, far = 2;
+  // The origin's frames to `far` are slow, so its deltas reach `far` through `relay` first and
+  // `far` prunes the direct link.
+  c.SetDelay([&](const sim::Frame& f) { return f.from == origin && f.to == far ? 30 : 0; });
+  for (int i = 0; i < 3; ++i) AddKeys(&c, i, 20);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, 30000));
+  const uint64_t prunes_before = c.engine(far).stats().prunes;
+  for (int i = 0; i < 5; ++i) {
+    c.AddKey(origin, Key(origin, 100 + i));
+    c.Publish(origin);
+    c.Flush(origin);
+    c.RunFor(kInterval);
+  }
+  ASSERT_GT(c.engine(far).stats().prunes, prunes_before);
+  c.SetDelay(nullptr);
+  // Until it holds the origin's summary again the restarted relay passes on none of its
+  // deltas; here it passes none at all, so only the direct link can bring them.
+  c.SetFilter([&](const sim::Frame& f) {
+    const auto type = static_cast<WireType>(static_cast<uint8_t>(f.payload[6]));
+    return f.from == relay && f.to == far &&
+           (type == WireType::kDelta || type == WireType::kFullSummary);
+  });
+  c.Restart(relay, 2);
+  ASSERT_TRUE(c.RunUntilTrue(
+      [&] {
+        for (const PeerInfo& p : c.engine(far).Peers(c.now())) {
+          if (p.node_id == "node1" && p.epoch == 2) return true;
+        }
+        return false;
+      },
+      c.now() + kTimeout));
+  c.RunFor(kInterval);  // a round of `far`
+  c.AddKey(origin, Key(origin, 200));
+  c.Publish(origin);
+  c.Flush(origin);
+  const int64_t added = c.now();
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.WhoHasLists(far, Key(origin, 200), origin); },
+                             added + 10 * kInterval));
+  EXPECT_LT(c.now() - added, kInterval / 10) << "the add reached far through a repair";
+  EXPECT_EQ(c.FalseNegatives(), 0u);
+}
+
 }  // namespace
 }  // namespace peerbloom
