@@ -19,9 +19,10 @@
 // 1 minute and 31 minutes, 5.0 GB).
 //
 // Usage: gossip_sim_bench [keys_per_node_16] [keys_per_node_100] [large_nodes] [large_loss]
-//        [heartbeat|probe] [probe_interval_ms]   (0 skips that size; the last two pick the
-//        large cluster's failure detector, docs/gossip.md "Probe failure detection", and its
-//        probe interval, 0 for the default)
+//        [heartbeat|probe] [probe_interval_ms] [seed]   (0 skips that size; the next two
+//        pick the large cluster's failure detector, docs/gossip.md "Probe failure detection",
+//        and its probe interval, 0 for the default; the seed, 1 by default, picks the losses,
+//        the churn and the adds: runs of other seeds show how much a figure varies)
 // Defaults: 1e6 keys per node at 16 nodes; 1e4 at 100 nodes, because one process simulates
 // every node and each holds every other node's summary (100 x 99 summaries) and the run must
 // stay under ~2 minutes; the churn bytes scale with the keys, the digest bytes do not.
@@ -233,12 +234,14 @@ bool Run(int nodes, uint64_t keys) {
 }
 
 // The large cluster under churn, loss and failures (tests/support/large_sim.h).
-bool RunLarge(int nodes, double drop, FailureDetector detector, int64_t probe_interval_ms) {
+bool RunLarge(int nodes, double drop, FailureDetector detector, int64_t probe_interval_ms,
+              uint64_t net_seed) {
   sim::LargeSimOptions o;
   o.nodes = nodes;
   o.drop = drop;
   o.detector = detector;
   o.probe_interval_ms = probe_interval_ms;
+  o.net_seed = net_seed;
   const double wall0 = WallSeconds();
   sim::LargeSim run(o);
   const sim::LargeSimResult r = run.Run();
@@ -296,13 +299,15 @@ int main(int argc, char** argv) {
   const double drop = argc > 4 ? std::atof(argv[4]) : 0.05;
   const std::string detector = argc > 5 ? argv[5] : "heartbeat";
   const int64_t probe_ms = argc > 6 ? std::atoll(argv[6]) : 0;
+  const uint64_t net_seed = argc > 7 ? std::strtoull(argv[7], nullptr, 10) : 1;
   if ((keys16 != 0 && keys16 < 100) || (keys100 != 0 && keys100 < 100) || large < 0 ||
       large > 1000 || drop < 0 || drop >= 1 || (detector != "heartbeat" && detector != "probe") ||
       probe_ms < 0) {
     std::fprintf(stderr,
                  "usage: gossip_sim_bench [keys_per_node_16>=100 or 0] [keys_per_node_100>=100 "
                  "or 0] [large_nodes<=1000 or 0] [large_loss in [0, 1)] [heartbeat|probe] "
-                 "[probe_interval_ms, 0: the default]\n");
+                 "[probe_interval_ms, 0: the default] [seed of the network and the churn, 1: the "
+                 "default]\n");
     return 2;
   }
   bool ok = keys16 == 0 || peerbloom::Run(16, keys16);
@@ -311,6 +316,6 @@ int main(int argc, char** argv) {
   std::fflush(stdout);
   const auto kind = detector == "probe" ? peerbloom::FailureDetector::kProbe
                                         : peerbloom::FailureDetector::kHeartbeat;
-  ok = (large == 0 || peerbloom::RunLarge(large, drop, kind, probe_ms)) && ok;
+  ok = (large == 0 || peerbloom::RunLarge(large, drop, kind, probe_ms, net_seed)) && ok;
   return ok ? 0 : 1;
 }

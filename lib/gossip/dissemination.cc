@@ -256,6 +256,7 @@ void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Membe
   summaries_->SetEncoded(m->id, bytes);
   st.last_from = sender.id;
   advanced_.insert(m->id);
+  TakePath(m->id, sender.id);
   RestorePath(m->id, sender.id);
 }
 
@@ -297,6 +298,7 @@ void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const
   st.last_from = sender.id;
   if (d.version >= st.announced_version) st.announced_ms = kNeverMs;
   advanced_.insert(m->id);
+  TakePath(m->id, sender.id);
   RestorePath(m->id, sender.id);
   Relay(frame, sender.id, m->id, now_ms);
 }

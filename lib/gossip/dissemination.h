@@ -106,6 +106,8 @@ class Dissemination {
   // Links that stopped carrying deltas (or whose member is suspected) leave origins without a
   // path: graft them elsewhere and ask there for what the lost link would have brought.
   void GraftLostLinks(const std::vector<LinkTarget>& targets);
+  // Whether `id` was among the links deltas come on at the last GraftLostLinks.
+  bool CountsOn(const std::string& id) const { return push_links_.count(id) != 0; }
   // Versions announced but not delivered within a tenth of an interval: graft and ask the
   // announcer (again an interval later while still missing).
   void Repair(int64_t now_ms);
@@ -161,6 +163,10 @@ class Dissemination {
   // announcer or by the origin): the relay tree has no path here for it, so the delta links
   // that pruned it are grafted back at the next round.
   void RestorePath(const std::string& origin, const std::string& from);
+  // The link that brought the copy of `origin` held here stays unpruned for it.
+  void TakePath(const std::string& origin, const std::string& from);
+  // Forgets that `link` was pruned for `origin` (the caller grafts it). False if it was not.
+  static bool Unprune(OriginState* link, const std::string& origin);
   bool Pushes(const LinkTarget& t, std::string_view origin) const;
   void Relay(const WireFrame& frame, const std::string& from, const std::string& origin,
              int64_t now_ms);

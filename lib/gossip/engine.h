@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,9 @@ class GossipEngine::Impl {
   Impl(const Impl&) = delete;
   Impl& operator=(const Impl&) = delete;
 
+  // The time of the call being handled (every public entry point sets it): what frames sent
+  // from deep inside it are judged against (Outbox's push lookup).
+  void SetClock(int64_t now_ms) { clock_ms_ = now_ms; }
   // rounds.cc
   bool PublishFull(const Summary& summary, int64_t now_ms);
   bool PublishDelta(const SummaryDelta& delta, int64_t now_ms);
@@ -106,6 +110,7 @@ class GossipEngine::Impl {
   // rounds.cc
   void Start(int64_t now_ms);
   void Round(int64_t now_ms);
+  void SayCuts(const std::vector<LinkTarget>& targets, int64_t now_ms);
   void RelinkNeighbours(int64_t now_ms);
   void ForgetDead(int64_t now_ms);
   void AntiEntropy(int64_t now_ms);
@@ -142,6 +147,11 @@ class GossipEngine::Impl {
   // one would leave the member counting on deltas that no longer come), by member id.
   StringMap<int> unlink_repeats_;
   int64_t next_refute_ms_ = 0;
+  int64_t clock_ms_ = 0;  // SetClock
+  // Version 6: the members this node pushed deltas to at the last round, and those it stopped
+  // pushing to lately, told so (a NO_PUSH frame) at this round and the next, by member id.
+  std::set<std::string> pushed_to_;
+  StringMap<int> cut_repeats_;
 
   // Declared in dependency order: each part refers only to those above it, but for the
   // epoch listener that Membership calls into Dissemination (set up, not called, here).

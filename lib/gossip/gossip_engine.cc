@@ -24,6 +24,8 @@ GossipEngine::Impl::Impl(GossipOptions options)
   membership_.SetListed(opt_.listed);
   outbox_.SetChosenLookup(
       [this](const std::string& endpoint) { return membership_.ChoseEndpoint(endpoint); });
+  outbox_.SetPushLookup(
+      [this](const std::string& endpoint) { return membership_.PushesTo(endpoint, clock_ms_); });
 }
 
 void GossipEngine::Impl::SetListed(std::vector<ListedNode> listed, int64_t now_ms) {
@@ -110,37 +112,51 @@ GossipEngine::GossipEngine(GossipOptions options)
 GossipEngine::~GossipEngine() = default;
 
 bool GossipEngine::PublishFull(const Summary& summary, int64_t now_ms) {
+  impl_->SetClock(now_ms);
   return impl_->PublishFull(summary, now_ms);
 }
 bool GossipEngine::PublishDelta(const SummaryDelta& delta, int64_t now_ms) {
+  impl_->SetClock(now_ms);
   return impl_->PublishDelta(delta, now_ms);
 }
-void GossipEngine::FlushNow(int64_t now_ms) { impl_->FlushNow(now_ms); }
+void GossipEngine::FlushNow(int64_t now_ms) {
+  impl_->SetClock(now_ms);
+  impl_->FlushNow(now_ms);
+}
 Status GossipEngine::ImportDigest(const DigestImport& import, int64_t now_ms) {
+  impl_->SetClock(now_ms);
   return impl_->ImportDigest(import, now_ms);
 }
 void GossipEngine::ForgetImport(std::string_view source, int64_t now_ms) {
+  impl_->SetClock(now_ms);
   impl_->ForgetImport(source, now_ms);
 }
 Status GossipEngine::OnMessage(std::string_view payload, int64_t now_ms) {
+  impl_->SetClock(now_ms);
   return impl_->OnMessage(payload, now_ms, "");
 }
 Status GossipEngine::OnMessage(std::string_view payload, int64_t now_ms,
                                std::string_view link_node_id) {
+  impl_->SetClock(now_ms);
   return impl_->OnMessage(payload, now_ms, link_node_id);
 }
 void GossipEngine::SetWallClock(int64_t wall_ms, int64_t now_ms) {
   impl_->SetWallClock(wall_ms, now_ms);
 }
 void GossipEngine::SetListed(std::vector<ListedNode> listed, int64_t now_ms) {
+  impl_->SetClock(now_ms);
   impl_->SetListed(std::move(listed), now_ms);
 }
 void GossipEngine::SetSignKeys(std::shared_ptr<const SignKeyRing> keys) {
   impl_->SetSignKeys(std::move(keys));
 }
-void GossipEngine::OnTick(int64_t now_ms) { impl_->OnTick(now_ms); }
+void GossipEngine::OnTick(int64_t now_ms) {
+  impl_->SetClock(now_ms);
+  impl_->OnTick(now_ms);
+}
 int64_t GossipEngine::NextDeadline() const { return impl_->NextDeadline(); }
 void GossipEngine::SetSeeds(std::vector<Seed> seeds, int64_t now_ms) {
+  impl_->SetClock(now_ms);
   impl_->SetSeeds(std::move(seeds), now_ms);
 }
 std::vector<Outgoing> GossipEngine::TakeOutgoing() { return impl_->TakeOutgoing(); }

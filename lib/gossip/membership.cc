@@ -346,6 +346,10 @@ const Member* Membership::AcceptSender(const WireHeader& h, int64_t now_ms, bool
     maybe_linked_.insert(m->id);
   }
   if ((h.flags & kWireFlagUnlink) != 0) m->inbound_until_ms = kNeverMs;
+  if (h.sender_epoch == m->epoch) {
+    m->wire_version = h.version;
+    m->pushes_here = (h.flags & kWireFlagNoPush) == 0;
+  }
   return m;
 }
 
@@ -513,6 +517,30 @@ std::vector<LinkTarget> Membership::Targets(int64_t now_ms) const {
   std::partial_sort(inbound.begin(), inbound.begin() + cap, inbound.end());
   for (size_t i = 0; i < cap; ++i) out[inbound[i].second].push = true;
   return out;
+}
+
+bool Membership::PushesTo(const std::string& endpoint, int64_t now_ms) const {
+  const Member* to = nullptr;
+  for (std::string_view id : maybe_linked_) {
+    const Member* m = Find(id);
+    if (m != nullptr && m->endpoint == endpoint) {
+      to = m;
+      break;
+    }
+  }
+  auto inbound = [&](const Member& m) {
+    return !m.endpoint.empty() && Alive(m, now_ms) && !Chosen(m) && m.inbound_until_ms >= now_ms;
+  };
+  if (to == nullptr || to->endpoint.empty() || !Alive(*to, now_ms)) return false;
+  if (Chosen(*to)) return true;
+  if (!inbound(*to)) return false;
+  // Targets() gives the places to the lowest ranks.
+  size_t below = 0;
+  for (std::string_view id : maybe_linked_) {
+    const Member* m = Find(id);
+    if (m != nullptr && m != to && inbound(*m) && m->rank < to->rank) ++below;
+  }
+  return below < 2 * fanout_;
 }
 
 std::optional<LinkTarget> Membership::RandomTarget(int64_t now_ms) {

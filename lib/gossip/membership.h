@@ -48,6 +48,11 @@ struct Member {
   bool chosen = false;                  // picked at random into the neighbour set
   int64_t inbound_until_ms = kNeverMs;  // it chose us: keep the reverse link until then
   uint64_t rank = 0;                    // orders inbound links when only some may carry deltas
+  // Its frames on its own link, in its current epoch: the wire version they showed, and
+  // whether it pushes deltas to this node (a version 6 frame without NO_PUSH); a member of an
+  // older version is taken to push on every link.
+  uint8_t wire_version = 0;
+  bool pushes_here = true;
   // Additions: what the node said of itself on its own authenticated link.
   int64_t direct_until_ms = kNeverMs;  // heard on its own link: others may not move its epoch
   uint64_t direct_epoch = 0;           // the highest epoch it named on its own link
@@ -169,6 +174,15 @@ class Membership {
   // Live linked members. Deltas go on the links this node chose and on at most 2 x fanout
   // of the links others chose (the lowest ranks, a stable pick).
   std::vector<LinkTarget> Targets(int64_t now_ms) const;
+  // Whether this node pushes deltas to the member at `endpoint` now (it is in Targets() with
+  // push set): the NO_PUSH flag of frames to it is the negation. Looks at the linked members
+  // only.
+  bool PushesTo(const std::string& endpoint, int64_t now_ms) const;
+  // Whether the member's deltas may come here: it is not suspected, and it pushes to this
+  // node as far as its frames say (PushesHere).
+  bool DeltasFrom(const Member& m) const {
+    return !m.suspect && (m.wire_version < 6 || m.pushes_here);
+  }
   // One of Targets() at random, for anti-entropy.
   std::optional<LinkTarget> RandomTarget(int64_t now_ms);
   // Members whose entry changed since the last call, with whether their contact did.

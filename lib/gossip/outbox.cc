@@ -38,10 +38,16 @@ void Outbox::SetChosenLookup(std::function<bool(const std::string& endpoint)> ch
   chosen_ = std::move(chosen);
 }
 
+void Outbox::SetPushLookup(std::function<bool(const std::string& endpoint)> pushes) {
+  pushes_ = std::move(pushes);
+}
+
 WireHeader Outbox::HeaderTo(const std::string& endpoint, bool chosen, bool contact) const {
   if (!chosen_) return Header(chosen, contact);
   WireHeader h = Header(chosen_(endpoint), contact);
   if ((h.flags & kWireFlagNeighbour) == 0) h.flags |= kWireFlagUnlink;
+  // A reader of version 5 or older skips it (a flag of a newer frame it does not know).
+  if (wire_version_ >= 6 && pushes_ && !pushes_(endpoint)) h.flags |= kWireFlagNoPush;
   return h;
 }
 
@@ -168,6 +174,12 @@ void Outbox::SendUnlink(const std::string& endpoint, const std::string& public_k
   h.flags |= kWireFlagUnlink;
   std::string payload;
   if (!EncodeDigestFrame(h, DigestBody(), &payload).ok()) return;
+  Send(endpoint, public_key, std::move(payload), WireType::kDigest);
+}
+
+void Outbox::SendLinkState(const std::string& endpoint, const std::string& public_key) {
+  std::string payload;
+  if (!EncodeDigestFrame(HeaderTo(endpoint, false, false), DigestBody(), &payload).ok()) return;
   Send(endpoint, public_key, std::move(payload), WireType::kDigest);
 }
 

@@ -55,6 +55,9 @@ class Outbox {
   // the unlink flag to any other, so a member that holds a reverse link this node dropped
   // (its unlink frame lost) drops it at the next frame it gets from this node.
   void SetChosenLookup(std::function<bool(const std::string& endpoint)> chosen);
+  // Whether this node pushes deltas to the member at an endpoint. Version 6: every frame to a
+  // member it does not push to carries NO_PUSH (older readers skip the flag).
+  void SetPushLookup(std::function<bool(const std::string& endpoint)> pushes);
   // Queues one encoded frame, or drops it when the endpoint's queue is full.
   void Send(const std::string& endpoint, const std::string& public_key, std::string payload,
             WireType type);
@@ -79,6 +82,9 @@ class Outbox {
                  const ProbeBody& body, bool contact);
   // An empty digest with the unlink flag: the receiver stops counting this node as linked.
   void SendUnlink(const std::string& endpoint, const std::string& public_key);
+  // An empty digest whose flags say the link as it is now (version 6: NO_PUSH when this node
+  // stopped pushing deltas to the receiver).
+  void SendLinkState(const std::string& endpoint, const std::string& public_key);
 
   // Asks the sender at `endpoint` to send these frames of its stream to us again.
   void SendResend(const std::string& endpoint, const std::string& public_key,
@@ -128,6 +134,7 @@ class Outbox {
   const LocalNode& self_;
   GossipStats* const stats_;
   std::function<bool(const std::string&)> chosen_;
+  std::function<bool(const std::string&)> pushes_;
 
   // Header() for a frame to `endpoint` (the chosen lookup decides the link flags).
   WireHeader HeaderTo(const std::string& endpoint, bool chosen, bool contact) const;

@@ -36,10 +36,13 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
 }
 
 // What a reader of an older version (GossipOptions::wire_version, tests of mixed clusters)
-// does with a newer frame: resend frames are unknown to version 4 and the frames' numbers
+// does with a newer frame: the NO_PUSH flag is unknown to version 5 (skipped, as every flag of
+// a newer frame it does not know); resend frames are unknown to version 4 and the frames' numbers
 // skipped; probe frames and checksum digests are unknown to version 3, and the entries'
 // detector flags skipped.
 Status GossipEngine::Impl::AsOlderReader(WireFrame* frame) const {
+  frame->header.flags &= ~kWireFlagNoPush;
+  if (opt_.wire_version >= 5) return Status::Ok();
   if (frame->header.type == WireType::kResend) {
     return Status::NotSupported("unknown message type '10'");
   }
@@ -67,6 +70,12 @@ Status GossipEngine::Impl::Dispatch(const WireFrame& frame, bool verified, int64
                          frame.header.sender_heartbeat <= known->heartbeat;
   const Member* sender = membership_.AcceptSender(frame.header, now_ms, verified);
   if (sender == nullptr) return Status::ResourceExhausted("member table is full");
+  // Its frame says it no longer pushes deltas here (it unlinked, or NO_PUSH): the origins
+  // that came on its link are grafted elsewhere now, not at the next round.
+  if (dissemination_.CountsOn(sender->id) &&
+      !(membership_.IsLinked(*sender, now_ms) && membership_.DeltasFrom(*sender))) {
+    dissemination_.GraftLostLinks(membership_.Targets(now_ms));
+  }
   if (unrefuted && !sender->suspect && !sender->dead) prober_.Confirm(*sender, now_ms);
   if (frame.header.sender_epoch < sender->epoch) {
     ++stats_.stale_dropped;  // a frame of an older incarnation
@@ -146,12 +155,17 @@ void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Membe
     case WireType::kRequestFull:
       return OnRequests(frame, sender, now_ms);
     case WireType::kPrune:
-    case WireType::kGraft:
-      if (frame.link_seq != 0) {
-        dissemination_.OnLinkSeq(sender, frame.header.sender_epoch, frame.link_seq, now_ms);
-      }
-      return frame.header.type == WireType::kPrune ? dissemination_.OnPrune(sender, frame.origins)
-                                                   : dissemination_.OnGraft(sender, frame.origins);
+    case WireType::kGraft: {
+      const bool again =
+          frame.link_seq != 0 &&
+          dissemination_.OnLinkSeq(sender, frame.header.sender_epoch, frame.link_seq, now_ms);
+      // A prune that comes again or late (a resend filling a gap) may be older than a graft
+      // already taken: it is dropped. A prune not taken costs a duplicate, which prunes again.
+      if (frame.header.type == WireType::kGraft)
+        return dissemination_.OnGraft(sender, frame.origins);
+      if (!again) dissemination_.OnPrune(sender, frame.origins);
+      return;
+    }
     case WireType::kImportedDigest:
       return imports_.OnFrame(frame, &body->digests, sender, now_ms);
     case WireType::kProbe:

@@ -12,8 +12,14 @@ namespace peerbloom {
 
 // A copy from the node that delivered the original is a network duplicate, not a second path.
 void Dissemination::NoteDuplicate(const Member& sender, const Member& origin) {
-  const OriginState* o = Find(origin.id);
+  OriginState* o = MutableState(origin.id);
   if (o != nullptr && o->last_from == sender.id) return;
+  // The copy held came off the links deltas come on (a repair, or a push from a member no
+  // longer linked): the first link to bring a copy is the path, not a second one.
+  if (o != nullptr && push_links_.count(o->last_from) == 0 && push_links_.count(sender.id) != 0) {
+    o->last_from = sender.id;
+    return;
+  }
   // Pruned before and still pushed: the member no longer holds the prune (it lost the link
   // and cleared it, or restarted), so it is sent again.
   OriginState& link = state_[sender.id];
@@ -24,14 +30,29 @@ void Dissemination::NoteDuplicate(const Member& sender, const Member& origin) {
   }
 }
 
+// A prune not sent yet goes too: sent after the graft, it would prune the link again at the far
+// side while this node counts on it.
+bool Dissemination::Unprune(OriginState* link, const std::string& origin) {
+  if (link == nullptr || link->pruned_here.erase(origin) == 0) return false;
+  std::vector<std::string>& pending = link->prune_pending;
+  pending.erase(std::remove(pending.begin(), pending.end(), origin), pending.end());
+  return true;
+}
+
+// The copy came first on a link pruned here: pushed before the prune reached the far side, or
+// still pushed since. It is the origin's path now (Plumtree's eager link), so the prune is taken
+// back; otherwise the copies of the other links would prune them too, and in the end no link
+// would push the origin here.
+void Dissemination::TakePath(const std::string& origin, const std::string& from) {
+  OriginState* link = MutableState(from);
+  if (Unprune(link, origin)) link->graft_pending.push_back(origin);
+}
+
 void Dissemination::RestorePath(const std::string& origin, const std::string& from) {
   if (push_links_.count(from) != 0) return;  // it came on a link deltas come on
   for (const std::string& id : push_links_) {
     OriginState* link = MutableState(id);
-    if (link == nullptr || link->pruned_here.erase(origin) == 0) continue;
-    std::vector<std::string>& pending = link->prune_pending;
-    pending.erase(std::remove(pending.begin(), pending.end(), origin), pending.end());
-    link->graft_pending.push_back(origin);
+    if (Unprune(link, origin)) link->graft_pending.push_back(origin);
   }
 }
 
@@ -92,12 +113,13 @@ void Dissemination::SendPrunes() {
 // rather than after a repair, and the first two of them are asked for anything newer than
 // what is held (the versions the lost link would have brought meanwhile; an origin already
 // current costs nothing). Deltas may come on every link, not only on those this node pushes
-// on: an inbound link outside this node's cap still pushes here (its member chose us).
+// on: an inbound link outside this node's cap still pushes here (its member chose us). A link
+// whose member says it no longer pushes here (version 6, NO_PUSH) is lost too.
 void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
   std::set<std::string> now_links;
   for (const LinkTarget& t : targets) {
     const Member* m = members_.Find(t.member_id);
-    if (m == nullptr || !m->suspect) now_links.insert(t.member_id);
+    if (m == nullptr || members_.DeltasFrom(*m)) now_links.insert(t.member_id);
   }
   std::vector<std::string> lost_links = std::move(restarted_links_);
   restarted_links_.clear();
@@ -124,7 +146,7 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
     std::vector<std::string> graft;
     std::vector<FullRequest> catch_up;
     for (const std::string& origin : orphans) {
-      if (link->pruned_here.erase(origin) == 0) continue;
+      if (!Unprune(link, origin)) continue;
       graft.push_back(origin);
       const Member* m = members_.Find(origin);
       if (m != nullptr && HoldsCurrent(*m) && ++asked[origin] <= 2) {
@@ -167,7 +189,7 @@ void Dissemination::Repair(int64_t now_ms) {
       continue;
     }
     OriginState* link = MutableState(announcer->id);
-    if (link != nullptr && link->pruned_here.erase(id) != 0) ++stats_->grafts;
+    if (Unprune(link, id)) ++stats_->grafts;  // the request grafts it there
     WantFull(*m, &by_announcer[announcer->id], now_ms);
   }
   for (const auto& [announcer, requests] : by_announcer) {

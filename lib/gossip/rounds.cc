@@ -86,7 +86,9 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
     next_heartbeat_ms_ = std::max(next_heartbeat_ms_ + heartbeat_interval_ms_, now_ms);
   }
   RelinkNeighbours(now_ms);
-  dissemination_.GraftLostLinks(membership_.Targets(now_ms));
+  const std::vector<LinkTarget> targets = membership_.Targets(now_ms);
+  dissemination_.GraftLostLinks(targets);
+  SayCuts(targets, now_ms);
   for (const Seed& s : membership_.JoinsDue(now_ms)) {
     SendJoinDigest(s.endpoint, s.public_key, false, now_ms);  // a seed is not a neighbour
   }
@@ -133,6 +135,34 @@ void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
     outbox_.NoteDropped(m->endpoint);
     outbox_.SendUnlink(m->endpoint, m->public_key);
     unlink_repeats_[m->id] = kUnlinkRepeats - 1;
+  }
+}
+
+// Version 6: a member this node stopped pushing deltas to while still linked (it fell out of the
+// cap on inbound links that carry deltas, or its lease ran out) may count on them. It is told
+// at once and at the next round (a lost frame would leave it waiting for a repair); every later
+// frame to it says so too.
+void GossipEngine::Impl::SayCuts(const std::vector<LinkTarget>& targets, int64_t now_ms) {
+  if (opt_.wire_version < 6) return;
+  std::set<std::string> pushed;
+  for (const LinkTarget& t : targets) {
+    if (t.push) pushed.insert(t.member_id);
+  }
+  for (const std::string& id : pushed_to_) {
+    if (pushed.count(id) == 0) cut_repeats_[id] = 2;
+  }
+  pushed_to_ = std::move(pushed);
+  for (auto it = cut_repeats_.begin(); it != cut_repeats_.end();) {
+    const Member* m = membership_.Find(it->first);
+    if (m == nullptr || m->endpoint.empty() || m->wire_version < 6 ||
+        pushed_to_.count(it->first) != 0 || !membership_.Alive(*m, now_ms) ||
+        unlink_repeats_.count(it->first) != 0) {
+      it = cut_repeats_.erase(it);
+      continue;
+    }
+    outbox_.SendLinkState(m->endpoint, m->public_key);
+    ++stats_.cuts_told;
+    it = --it->second <= 0 ? cut_repeats_.erase(it) : std::next(it);
   }
 }
 

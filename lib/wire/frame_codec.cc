@@ -40,7 +40,8 @@ Status ValidateHeader(const WireHeader& h) {
   if (contact ? !IsValidPublicKey(h.sender_public_key) : !h.sender_public_key.empty()) {
     return Status::InvalidArgument("invalid sender public key");
   }
-  if ((h.flags & ~kWireKnownFlags) != 0 || ((h.flags & kWireFlagProbes) != 0 && h.version < 4)) {
+  if ((h.flags & ~kWireKnownFlags) != 0 || ((h.flags & kWireFlagProbes) != 0 && h.version < 4) ||
+      ((h.flags & kWireFlagNoPush) != 0 && h.version < 6)) {
     return Status::InvalidArgument("unknown header flags '" + std::to_string(h.flags) + "'");
   }
   return Status::Ok();
@@ -213,7 +214,9 @@ Status DecodeHeader(ByteReader* r, WireHeader* h) {
   if (contact && !r->ReadStr8(&h->sender_endpoint)) return Truncated("sender endpoint");
   if (contact && !r->ReadStr8(&h->sender_public_key)) return Truncated("sender public key");
   // A newer writer may define more flags; this version's writers must not set them.
-  const uint8_t known = h->version >= 4 ? kWireKnownFlags : kWireKnownFlags & ~kWireFlagProbes;
+  uint8_t known = kWireKnownFlags;
+  if (h->version < 4) known &= ~kWireFlagProbes;
+  if (h->version < 6) known &= ~kWireFlagNoPush;
   if (h->version <= kWireVersion && (h->flags & ~known) != 0) {
     return Status::Corruption("unknown header flags '" + std::to_string(h->flags) + "'");
   }

@@ -24,7 +24,7 @@ constexpr Label kIn{"direction", "in"};
 constexpr Label kOut{"direction", "out"};
 
 // The gossip engine: membership, traffic, repairs and refusals.
-constexpr std::array<Stat<Context>, 45> kGossip = {{
+constexpr std::array<Stat<Context>, 46> kGossip = {{
     {"members_known", "members known", kGauge, kStatsOnly,
      [](const Context& c) -> Json { return c.peers.size(); }},
     {"members_alive", "members alive", kGauge, Metric(kMembers, {"state", "alive"}),
@@ -92,6 +92,9 @@ constexpr std::array<Stat<Context>, 45> kGossip = {{
      Metric(kRepairs, {"kind", "prune"}), [](const Context& c) -> Json { return G(c).prunes; }},
     {nullptr, "pruned links asked to push again (a version was missed)", kCounter,
      Metric(kRepairs, {"kind", "graft"}), [](const Context& c) -> Json { return G(c).grafts; }},
+    {"cuts_told", "frames telling a linked member this node stopped pushing deltas to it", kCounter,
+     Metric(kRepairs, {"kind", "cut_told"}),
+     [](const Context& c) -> Json { return G(c).cuts_told; }},
     {nullptr, "recent deltas sent in answer to a request", kCounter,
      Metric(kRepairs, {"kind", "deltas_served"}),
      [](const Context& c) -> Json { return G(c).deltas_served; }},

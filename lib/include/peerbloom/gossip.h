@@ -248,8 +248,10 @@ struct GossipStats {
   uint64_t queue_dropped_bytes = 0;
   uint64_t members_refused = 0;        // new members ignored at max_members
   uint64_t local_publish_refused = 0;  // PublishDelta calls that did not fit the held summary
-  uint64_t prunes = 0;           // links told to stop pushing deltas (a duplicate came through)
-  uint64_t grafts = 0;           // pruned links asked to push again (a version was missed)
+  uint64_t prunes = 0;  // links told to stop pushing deltas (a duplicate came through)
+  uint64_t grafts = 0;  // pruned links asked to push again (a version was missed)
+  // Version 6: frames telling a linked member that this node stopped pushing deltas to it.
+  uint64_t cuts_told = 0;
   uint64_t deltas_served = 0;    // recent deltas sent in answer to a request
   uint64_t imports_in = 0;       // imported digest entries received that were newer
   uint64_t imports_out = 0;      // imported digest frames sent

@@ -32,9 +32,11 @@ inline constexpr char kWireMagic[4] = {'P', 'B', 'G', 'W'};
 // detector flags to digest bodies and adds the probe message (docs/gossip.md, "Probe failure
 // detection"); version 5 appends to summary, prune and graft frames their number on the
 // sender's stream to the receiver and adds the resend message (docs/gossip.md, "Lost frames on a
-// link"). Older readers skip what they do not know, so the minimum reader stays 1; probe frames go
-// only to members that showed they run version 4, resend frames only to senders of numbered frames.
-inline constexpr uint8_t kWireVersion = 5;
+// link"); version 6 adds the header flag NO_PUSH (docs/gossip.md, "Links that stop carrying
+// deltas"). Older readers skip what they do not know, so the minimum reader stays 1; probe frames
+// go only to members that showed they run version 4, resend frames only to senders of numbered
+// frames; a reader skips a header flag it does not know in a frame of a newer version (NO_PUSH).
+inline constexpr uint8_t kWireVersion = 6;
 inline constexpr uint8_t kWireMinReaderVersion = 1;
 
 enum class WireType : uint8_t {
@@ -62,8 +64,12 @@ inline constexpr uint8_t kWireFlagContact = 0x02;
 inline constexpr uint8_t kWireFlagUnlink = 0x04;
 // Version 4: the sender runs the probe failure detector (its own word, on its own link).
 inline constexpr uint8_t kWireFlagProbes = 0x08;
+// Version 6: the sender does not push deltas to the receiver (it did not choose the receiver,
+// and the receiver is outside its cap on inbound links that carry deltas, or not linked): the
+// receiver does not count on this link for deltas. Without it, a version 6 sender pushes.
+inline constexpr uint8_t kWireFlagNoPush = 0x10;
 inline constexpr uint8_t kWireKnownFlags =
-    kWireFlagNeighbour | kWireFlagContact | kWireFlagUnlink | kWireFlagProbes;
+    kWireFlagNeighbour | kWireFlagContact | kWireFlagUnlink | kWireFlagProbes | kWireFlagNoPush;
 
 // Digest body flags. Frozen bits.
 inline constexpr uint8_t kDigestReplyWanted = 0x01;  // answer with your own full digest

@@ -157,9 +157,9 @@ TEST(WireFrame, GoldenRequestFrame) {
   h.sender_heartbeat = 300;
   std::string bytes;
   ASSERT_TRUE(EncodeRequestFullFrame(h, {{"b", 300, 5}}, &bytes).ok());
-  // magic, version 5, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
+  // magic, version 6, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
   // heartbeat 300 (varint ac 02), "tcp://x:1", empty key, 1 request: "b", epoch 300, have 5.
-  const std::string expected = std::string("PBGW\x05\x01\x04\x02", 8) +
+  const std::string expected = std::string("PBGW\x06\x01\x04\x02", 8) +
                                "\x88\x77\x66\x55\x44\x33\x22\x11" +
                                std::string(
                                    "\x01"
@@ -177,6 +177,33 @@ TEST(WireFrame, GoldenRequestFrame) {
                                    "\xac\x02\x05",
                                    6);
   EXPECT_EQ(bytes, expected);
+}
+
+// NO_PUSH is a version 6 flag: a frame of an older version that sets it is refused, as is any
+// bit no version defines. A reader skips the flags of a newer version it does not know.
+TEST(WireFrame, HeaderFlagsBelongToTheirVersion) {
+  WireHeader h = SampleHeader();
+  h.flags |= kWireFlagNoPush;
+  std::string bytes;
+  ASSERT_TRUE(EncodeDigestFrame(h, DigestBody(), &bytes).ok());
+  WireFrame f;
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.header.flags & kWireFlagNoPush, kWireFlagNoPush);
+
+  std::string older = bytes;
+  older[4] = 5;  // the version 6 frame, said to be of version 5
+  EXPECT_EQ(DecodeFrame(older, WireLimits(), &f).message(), "unknown header flags '19'");
+  h.version = 5;
+  EXPECT_EQ(EncodeDigestFrame(h, DigestBody(), &bytes).message(), "unknown header flags '19'");
+
+  h = SampleHeader();
+  h.flags |= 0x20;
+  EXPECT_EQ(EncodeDigestFrame(h, DigestBody(), &bytes).message(), "unknown header flags '35'");
+  std::string newer = older;
+  newer[4] = 7;
+  newer[7] = static_cast<char>(0x20 | 0x13);
+  ASSERT_TRUE(DecodeFrame(newer, WireLimits(), &f).ok());
+  EXPECT_EQ(f.header.flags, 0x33);
 }
 
 TEST(WireFrame, ContactIsOptional) {
@@ -243,14 +270,14 @@ TEST(WireFrame, VersionsAndTypes) {
   EXPECT_EQ(s.message(), "unknown message type '99'");
 
   bad = frame;
-  bad[4] = 7;  // version 7, needs reader 6
-  bad[5] = 6;
+  bad[4] = 8;  // version 8, needs reader 7
+  bad[5] = 7;
   s = DecodeFrame(bad, WireLimits(), &f);
   EXPECT_TRUE(s.IsNotSupported());
-  EXPECT_EQ(s.message(), "frame needs reader version '6', this is '5'");
+  EXPECT_EQ(s.message(), "frame needs reader version '7', this is '6'");
 
   bad = frame;
-  bad[4] = 6;  // a newer writer readable by version 5 may append fields
+  bad[4] = 7;  // a newer writer readable by version 6 may append fields
   bad += "future";
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).ok());
   EXPECT_EQ(f.requests.size(), 2u);
@@ -268,9 +295,9 @@ TEST(WireFrame, VersionsAndTypes) {
   bad = frame;
   bad[5] = 0;  // minimum reader 0 is never written
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).IsCorruption());
-  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 5
+  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 6
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(),
-            "bad frame version '5' with minimum reader '2'");
+            "bad frame version '6' with minimum reader '2'");
 }
 
 TEST(WireFrame, LimitsAreEnforced) {
@@ -349,7 +376,7 @@ TEST(WireFrame, SignaturesRoundTripAfterTheCodecBytes) {
 TEST(WireFrame, BadSignatureFieldsAreRefused) {
   std::string out;
   EXPECT_EQ(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "c", &out, "short").message(),
-            "summary signature of '5' bytes in a version '5' frame");
+            "summary signature of '5' bytes in a version '6' frame");
   EXPECT_EQ(
       EncodeSummaryFrame(SampleHeader(), WireType::kFullSummary, "c", &out, kStateSig, kDeltaSig)
           .message(),
