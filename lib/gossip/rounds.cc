@@ -139,9 +139,9 @@ void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
 }
 
 // Version 6: a member this node stopped pushing deltas to while still linked (it fell out of the
-// cap on inbound links that carry deltas, or its lease ran out) may count on them. It is told
-// at once and at the next round (a lost frame would leave it waiting for a repair); every later
-// frame to it says so too.
+// cap on inbound links that carry deltas) counts on them. It is told at once and at the next
+// round (a lost frame would leave it waiting for a repair); every later frame to it says so
+// too.
 void GossipEngine::Impl::SayCuts(const std::vector<LinkTarget>& targets, int64_t now_ms) {
   if (opt_.wire_version < 6) return;
   std::set<std::string> pushed;
@@ -154,9 +154,10 @@ void GossipEngine::Impl::SayCuts(const std::vector<LinkTarget>& targets, int64_t
   pushed_to_ = std::move(pushed);
   for (auto it = cut_repeats_.begin(); it != cut_repeats_.end();) {
     const Member* m = membership_.Find(it->first);
+    // A member that unlinked (or was unlinked) no longer counts on the link.
     if (m == nullptr || m->endpoint.empty() || m->wire_version < 6 ||
         pushed_to_.count(it->first) != 0 || !membership_.Alive(*m, now_ms) ||
-        unlink_repeats_.count(it->first) != 0) {
+        !membership_.IsLinked(*m, now_ms)) {
       it = cut_repeats_.erase(it);
       continue;
     }

@@ -160,5 +160,54 @@ TEST(Membership, ChoosesAtMostFanoutLiveReachableMembers) {
   EXPECT_EQ(change.unlinked.size(), 2u);
 }
 
+// NO_PUSH on a frame to a member is the negation of PushesTo, which must agree with Targets():
+// a chosen member is pushed to, and of the members that chose this node, the 2 x fanout of the
+// lowest ranks.
+TEST(Membership, PushesToAgreesWithTargets) {
+  GossipOptions o = Options();
+  o.max_members = 10;
+  o.fanout = 1;
+  GossipStats stats;
+  Membership members(o, &stats, [](const std::string&) {});
+  for (const char* id : {"b", "c", "d", "e", "f"}) {
+    WireHeader h = From(id, 1, 1);
+    h.flags |= kWireFlagNeighbour;  // it chose this node
+    members.AcceptSender(h, 100);
+  }
+  members.AcceptSender(From("g", 1, 1), 100);
+  ASSERT_EQ(members.RefreshNeighbours(100).joined.size(), 1u);
+  int pushed = 0;
+  const std::vector<LinkTarget> targets = members.Targets(100);
+  for (const LinkTarget& t : targets) {
+    SCOPED_TRACE(t.member_id);
+    EXPECT_EQ(members.PushesTo(t.endpoint, 100), t.push);
+    pushed += t.push;
+  }
+  EXPECT_EQ(pushed, 3);  // the chosen one and 2 x fanout inbound
+  bool g_linked = false;
+  for (const LinkTarget& t : targets) g_linked |= t.member_id == "g";
+  EXPECT_EQ(members.PushesTo("tcp://g:1", 100), g_linked);  // linked only if chosen
+  EXPECT_FALSE(members.PushesTo("tcp://nobody:1", 100));
+}
+
+// Whether a member's deltas may come here: a version 6 frame says so by NO_PUSH (or its
+// absence); a member of an older version is taken to push, as before.
+TEST(Membership, DeltasFromFollowTheLatestFrame) {
+  Fixture f;
+  WireHeader h = From("b", 1, 1);
+  h.version = 6;
+  h.flags |= kWireFlagNoPush;
+  const Member* b = f.members.AcceptSender(h, 100);
+  ASSERT_NE(b, nullptr);
+  EXPECT_FALSE(f.members.DeltasFrom(*b));
+  h.flags &= ~kWireFlagNoPush;
+  f.members.AcceptSender(h, 110);
+  EXPECT_TRUE(f.members.DeltasFrom(*b));
+  h.version = 5;  // a version 5 node: the flag means nothing to it
+  h.flags |= kWireFlagNoPush;
+  f.members.AcceptSender(h, 120);
+  EXPECT_TRUE(f.members.DeltasFrom(*b));
+}
+
 }  // namespace
 }  // namespace peerbloom
