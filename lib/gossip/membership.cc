@@ -507,9 +507,8 @@ std::vector<LinkTarget> Membership::Targets(int64_t now_ms) const {
     const Member* found = Find(id);
     if (found == nullptr) continue;
     const Member& m = *found;
-    if (m.endpoint.empty() || !Alive(m, now_ms)) continue;
-    const bool chosen = Chosen(m);
-    if (!chosen && m.inbound_until_ms < now_ms) continue;
+    const bool chosen = Chosen(m) && !m.endpoint.empty() && Alive(m, now_ms);
+    if (!chosen && !InboundLink(m, now_ms)) continue;
     if (!chosen) inbound.emplace_back(m.rank, out.size());
     out.push_back(LinkTarget{m.endpoint, m.public_key, m.id, chosen, chosen});
   }
@@ -528,19 +527,20 @@ bool Membership::PushesTo(const std::string& endpoint, int64_t now_ms) const {
       break;
     }
   }
-  auto inbound = [&](const Member& m) {
-    return !m.endpoint.empty() && Alive(m, now_ms) && !Chosen(m) && m.inbound_until_ms >= now_ms;
-  };
   if (to == nullptr || to->endpoint.empty() || !Alive(*to, now_ms)) return false;
   if (Chosen(*to)) return true;
-  if (!inbound(*to)) return false;
+  if (!InboundLink(*to, now_ms)) return false;
   // Targets() gives the places to the lowest ranks.
   size_t below = 0;
   for (std::string_view id : maybe_linked_) {
     const Member* m = Find(id);
-    if (m != nullptr && m != to && inbound(*m) && m->rank < to->rank) ++below;
+    if (m != nullptr && m != to && InboundLink(*m, now_ms) && m->rank < to->rank) ++below;
   }
   return below < 2 * fanout_;
+}
+
+bool Membership::InboundLink(const Member& m, int64_t now_ms) const {
+  return !Chosen(m) && !m.endpoint.empty() && Alive(m, now_ms) && m.inbound_until_ms >= now_ms;
 }
 
 std::optional<LinkTarget> Membership::RandomTarget(int64_t now_ms) {

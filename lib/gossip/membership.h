@@ -179,7 +179,7 @@ class Membership {
   // only.
   bool PushesTo(const std::string& endpoint, int64_t now_ms) const;
   // Whether the member's deltas may come here: it is not suspected, and it pushes to this
-  // node as far as its frames say (PushesHere).
+  // node as far as its frames say (Member::pushes_here).
   bool DeltasFrom(const Member& m) const {
     return !m.suspect && (m.wire_version < 6 || m.pushes_here);
   }
@@ -223,6 +223,9 @@ class Membership {
   void ClearSuspicion(Member* m);
   // How long a reverse link lasts after the frame that set it.
   int64_t InboundLeaseMs() const;
+  // A live member that chose this node, within its lease, at a known endpoint: one of the
+  // links that compete for the 2 x fanout inbound places (Targets, PushesTo).
+  bool InboundLink(const Member& m, int64_t now_ms) const;
 
   const std::string node_id_;
   const std::string endpoint_;

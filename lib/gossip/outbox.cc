@@ -169,18 +169,21 @@ void Outbox::SendProbe(const std::string& endpoint, const std::string& public_ke
   Send(endpoint, public_key, std::move(payload), WireType::kProbe);
 }
 
-void Outbox::SendUnlink(const std::string& endpoint, const std::string& public_key) {
-  WireHeader h = Header(false, false);
-  h.flags |= kWireFlagUnlink;
+void Outbox::SendEmptyDigest(const std::string& endpoint, const std::string& public_key,
+                             const WireHeader& h) {
   std::string payload;
   if (!EncodeDigestFrame(h, DigestBody(), &payload).ok()) return;
   Send(endpoint, public_key, std::move(payload), WireType::kDigest);
 }
 
+void Outbox::SendUnlink(const std::string& endpoint, const std::string& public_key) {
+  WireHeader h = Header(false, false);
+  h.flags |= kWireFlagUnlink;
+  SendEmptyDigest(endpoint, public_key, h);
+}
+
 void Outbox::SendLinkState(const std::string& endpoint, const std::string& public_key) {
-  std::string payload;
-  if (!EncodeDigestFrame(HeaderTo(endpoint, false, false), DigestBody(), &payload).ok()) return;
-  Send(endpoint, public_key, std::move(payload), WireType::kDigest);
+  SendEmptyDigest(endpoint, public_key, HeaderTo(endpoint, false, false));
 }
 
 bool Outbox::QueueFull(const std::string& endpoint) const {

@@ -136,8 +136,11 @@ class Outbox {
   std::function<bool(const std::string&)> chosen_;
   std::function<bool(const std::string&)> pushes_;
 
-  // Header() for a frame to `endpoint` (the chosen lookup decides the link flags).
+  // Header() for a frame to `endpoint` (the chosen and push lookups decide the link flags).
   WireHeader HeaderTo(const std::string& endpoint, bool chosen, bool contact) const;
+  // A digest with no entries: its header is the message.
+  void SendEmptyDigest(const std::string& endpoint, const std::string& public_key,
+                       const WireHeader& h);
 
   std::vector<Outgoing> outgoing_;
   std::unordered_map<std::string, size_t> pending_bytes_;

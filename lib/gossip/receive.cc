@@ -161,9 +161,11 @@ void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Membe
           dissemination_.OnLinkSeq(sender, frame.header.sender_epoch, frame.link_seq, now_ms);
       // A prune that comes again or late (a resend filling a gap) may be older than a graft
       // already taken: it is dropped. A prune not taken costs a duplicate, which prunes again.
-      if (frame.header.type == WireType::kGraft)
-        return dissemination_.OnGraft(sender, frame.origins);
-      if (!again) dissemination_.OnPrune(sender, frame.origins);
+      if (frame.header.type == WireType::kGraft) {
+        dissemination_.OnGraft(sender, frame.origins);
+      } else if (!again) {
+        dissemination_.OnPrune(sender, frame.origins);
+      }
       return;
     }
     case WireType::kImportedDigest:

@@ -31,6 +31,15 @@ Status CheckNodeId(std::string_view id, std::string_view field) {
   return Status::InvalidArgument("invalid node id in '" + std::string(field) + "'");
 }
 
+// The header flags a frame of `version` may carry (a newer version's frame: every flag this
+// reader knows).
+uint8_t KnownFlags(uint8_t version) {
+  uint8_t known = kWireKnownFlags;
+  if (version < 4) known &= ~kWireFlagProbes;
+  if (version < 6) known &= ~kWireFlagNoPush;
+  return known;
+}
+
 Status ValidateHeader(const WireHeader& h) {
   PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(h.sender_id, "sender id"));
   const bool contact = (h.flags & kWireFlagContact) != 0;
@@ -40,8 +49,7 @@ Status ValidateHeader(const WireHeader& h) {
   if (contact ? !IsValidPublicKey(h.sender_public_key) : !h.sender_public_key.empty()) {
     return Status::InvalidArgument("invalid sender public key");
   }
-  if ((h.flags & ~kWireKnownFlags) != 0 || ((h.flags & kWireFlagProbes) != 0 && h.version < 4) ||
-      ((h.flags & kWireFlagNoPush) != 0 && h.version < 6)) {
+  if ((h.flags & ~KnownFlags(h.version)) != 0) {
     return Status::InvalidArgument("unknown header flags '" + std::to_string(h.flags) + "'");
   }
   return Status::Ok();
@@ -214,10 +222,7 @@ Status DecodeHeader(ByteReader* r, WireHeader* h) {
   if (contact && !r->ReadStr8(&h->sender_endpoint)) return Truncated("sender endpoint");
   if (contact && !r->ReadStr8(&h->sender_public_key)) return Truncated("sender public key");
   // A newer writer may define more flags; this version's writers must not set them.
-  uint8_t known = kWireKnownFlags;
-  if (h->version < 4) known &= ~kWireFlagProbes;
-  if (h->version < 6) known &= ~kWireFlagNoPush;
-  if (h->version <= kWireVersion && (h->flags & ~known) != 0) {
+  if (h->version <= kWireVersion && (h->flags & ~KnownFlags(h->version)) != 0) {
     return Status::Corruption("unknown header flags '" + std::to_string(h->flags) + "'");
   }
   if (!IsValidNodeId(h->sender_id)) return Status::Corruption("invalid sender id");
