@@ -264,12 +264,16 @@ bool RunLarge(int nodes, double drop, FailureDetector detector, int64_t probe_in
       "%.2f x\n"
       "    by type per node: deltas %.0f, digests %.0f, full summaries %.0f, requests %.0f, "
       "prune/graft %.0f, probes %.0f\n"
+      "    frames/s per node: deltas %.1f, digests %.1f, full summaries %.2f, requests %.2f, "
+      "prune/graft %.1f, probes %.1f\n"
       "    membership and version traffic (digests, probes): %.1f %% of the bytes\n"
       "  add -> visible at every live node: median %.2f, p90 %.2f, max %.2f gossip intervals "
       "(%d of %d converged)\n"
       "  settled after churn: %s; false negatives: %zu of %zu sampled (key, node) checks at "
       "%d live nodes\n"
       "  false deaths (a node up through the window held dead, sampled every 5 s): %zu\n"
+      "  totals of the nodes up at the end: links fallen quiet %llu, grafts %llu, prunes %llu, "
+      "cuts told %llu, resyncs asked %llu\n"
       "  wall time %.1f s\n",
       r.nodes_total, o.seeds, detector == FailureDetector::kProbe ? "probe" : "heartbeat",
       static_cast<unsigned long long>(o.keys), drop * 100,
@@ -281,11 +285,20 @@ bool RunLarge(int nodes, double drop, FailureDetector detector, int64_t probe_in
       r.by_type[static_cast<int>(WireType::kFullSummary)],
       r.by_type[static_cast<int>(WireType::kRequestFull)],
       r.by_type[static_cast<int>(WireType::kPrune)] + r.by_type[static_cast<int>(WireType::kGraft)],
-      r.by_type[static_cast<int>(WireType::kProbe)], 100 * membership / std::max(1.0, total),
+      r.by_type[static_cast<int>(WireType::kProbe)],
+      r.frames_by_type[static_cast<int>(WireType::kDelta)],
+      r.frames_by_type[static_cast<int>(WireType::kDigest)],
+      r.frames_by_type[static_cast<int>(WireType::kFullSummary)],
+      r.frames_by_type[static_cast<int>(WireType::kRequestFull)],
+      r.frames_by_type[static_cast<int>(WireType::kPrune)] +
+          r.frames_by_type[static_cast<int>(WireType::kGraft)],
+      r.frames_by_type[static_cast<int>(WireType::kProbe)], 100 * membership / std::max(1.0, total),
       at(r.add_intervals.size() / 2), at(r.add_intervals.size() * 9 / 10),
       r.add_intervals.empty() ? -1.0 : r.add_intervals.back(), r.adds_converged, r.adds,
       r.settled ? "yes" : "NO", r.false_negatives, r.checks, r.live_at_end, r.false_deaths,
-      WallSeconds() - wall0);
+      static_cast<unsigned long long>(r.links_quiet), static_cast<unsigned long long>(r.grafts),
+      static_cast<unsigned long long>(r.prunes), static_cast<unsigned long long>(r.cuts_told),
+      static_cast<unsigned long long>(r.resyncs), WallSeconds() - wall0);
   return r.settled && r.false_negatives == 0 && r.adds_converged == r.adds;
 }
 

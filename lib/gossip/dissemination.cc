@@ -258,6 +258,7 @@ void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Membe
   advanced_.insert(m->id);
   TakePath(m->id, sender.id);
   RestorePath(m->id, sender.id);
+  ++state_[sender.id].delivered;
 }
 
 bool Dissemination::OnLinkSeq(const Member& sender, uint64_t sender_epoch, uint64_t seq,
@@ -301,6 +302,7 @@ void Dissemination::OnDelta(const WireFrame& frame, const SummaryDelta& d, const
   TakePath(m->id, sender.id);
   RestorePath(m->id, sender.id);
   Relay(frame, sender.id, m->id, now_ms);
+  ++state_[sender.id].delivered;
 }
 
 bool Dissemination::Serve(const Member& to, const FullRequest& q) {
@@ -351,8 +353,9 @@ void Dissemination::WantFull(const Member& m, std::vector<FullRequest>* requests
   OriginState& st = state_[m.id];
   const uint64_t have = HoldsCurrent(m) && bits_trusted ? HeldVersion(m.id) : 0;
   // Missing deltas are cheap to ask for again soon; a full summary is asked for at most once
-  // per two intervals.
-  const int64_t window = have > 0 ? RepairRetryMs() : 2 * gossip_interval_ms_;
+  // per half interval (an answer takes milliseconds, so a second copy is rare, while a lost
+  // request or answer costs half an interval instead of two).
+  const int64_t window = have > 0 ? RepairRetryMs() : std::max<int64_t>(1, gossip_interval_ms_ / 2);
   if (now_ms - st.full_requested_ms < window) return;
   st.full_requested_ms = now_ms;
   requests->push_back(FullRequest{m.id, m.epoch, have});

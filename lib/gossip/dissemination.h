@@ -48,12 +48,19 @@ struct OriginState {
   std::vector<std::string> prune_pending;
   // Origins pruned here to graft back on this link at the next round (RestorePath).
   std::vector<std::string> graft_pending;
+  // As a link deltas come on (NoteQuietLinks): the first copies it brought since the last
+  // round, their moving average per round, the rounds since it last brought one, and whether
+  // it fell quiet (not counted on until a frame of its comes).
+  uint32_t delivered = 0;
+  double delivered_per_round = 0;
+  int silent_rounds = 0;
+  bool quiet = false;
 };
 
 class Dissemination {
  public:
   // How many probe frames carry each version taken (the probe detector).
-  static constexpr int kPiggybackSends = 2;
+  static constexpr int kPiggybackSends = 1;
   // Uses node_id, gossip_interval_ms of `options`. Everything else must outlive it.
   // `sigs` supplies the epoch certificates digests carry.
   Dissemination(const GossipOptions& options, const Membership& members, LocalNode* self,
@@ -106,6 +113,14 @@ class Dissemination {
   // Links that stopped carrying deltas (or whose member is suspected) leave origins without a
   // path: graft them elsewhere and ask there for what the lost link would have brought.
   void GraftLostLinks(const std::vector<LinkTarget>& targets);
+  // A link deltas come on that brought first copies every round and brought none for a
+  // while, though other links still bring theirs (at least kQuietFrames of them were due), is
+  // taken for gone before its suspicion arrives: the next GraftLostLinks grafts its origins
+  // elsewhere. It is counted on again once a frame of its comes (OnHeard).
+  void NoteQuietLinks(int64_t now_ms);
+  // Any frame from `id` arrived: a link that fell quiet is alive.
+  void OnHeard(const std::string& id);
+  static constexpr double kQuietFrames = 12;
   // Whether `id` was among the links deltas come on at the last GraftLostLinks.
   bool CountsOn(const std::string& id) const { return push_links_.count(id) != 0; }
   // Versions announced but not delivered within a tenth of an interval: graft and ask the
@@ -133,8 +148,8 @@ class Dissemination {
   void AnnounceMember(const std::string& id) { events_.insert(id); }
   void AnnounceSelf() { self_event_ = true; }
   // The probe detector: versions taken ride on probes instead of digests on every link. Up to
-  // `max` of them for the next probe frame, each sent kPiggybackSends times.
-  std::vector<VersionAnnouncement> TakePiggyback(size_t max);
+  // `max` of them for the next probe frame to `to`, each sent kPiggybackSends times.
+  std::vector<VersionAnnouncement> TakePiggyback(size_t max, const Member& to, int64_t now_ms);
   // A probe's versions: those not held are awaited and repaired like a digest's.
   void OnPiggyback(const std::vector<VersionAnnouncement>& versions, const Member& sender,
                    int64_t now_ms);

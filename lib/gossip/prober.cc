@@ -76,7 +76,7 @@ void Prober::Start(int64_t now_ms) {
   probe_.seq = next_seq_++;
   probe_.indirect_at_ms = now_ms + interval_ms_ / 2;
   probe_.ends_at_ms = now_ms + interval_ms_;
-  Ping(*target, probe_.seq, target->suspect, true);
+  Ping(*target, probe_.seq, target->suspect, now_ms);
 }
 
 void Prober::Escalate(int64_t now_ms) {
@@ -90,7 +90,7 @@ void Prober::Escalate(int64_t now_ms) {
   if (helpers.size() > indirect_) helpers.resize(indirect_);
   for (const Member* h : helpers) {
     ++stats_->probes_indirect;
-    Send(*h, ProbeBody{ProbeKind::kPingReq, probe_.seq, probe_.target, 0, {}});
+    Send(*h, ProbeBody{ProbeKind::kPingReq, probe_.seq, probe_.target, 0, {}}, now_ms);
   }
 }
 
@@ -108,13 +108,13 @@ void Prober::Confirm(const Member& m, int64_t now_ms) {
   if (!fresh && now_ms - it->second < interval_ms_) return;
   it->second = now_ms;
   if (confirmed_ms_.size() > 4 * members_->size() + 64) confirmed_ms_.clear();
-  Ping(m, next_seq_++, true, true);
+  Ping(m, next_seq_++, true, now_ms);
 }
 
 bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
   switch (p.kind) {
     case ProbeKind::kPing:
-      Send(sender, ProbeBody{ProbeKind::kAck, p.seq, "", 0, {}});
+      Send(sender, ProbeBody{ProbeKind::kAck, p.seq, "", 0, {}}, now_ms);
       return (p.flags & kProbeSuspected) != 0;
     case ProbeKind::kPingReq: {
       const Member* target = members_->Find(p.target);
@@ -124,7 +124,7 @@ bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
       if (relayed_.size() >= 4 * members_->size() + 64) return false;
       const uint64_t seq = next_seq_++;
       relayed_[seq] = Relayed{sender.id, p.seq, target->id, now_ms + interval_ms_};
-      Ping(*target, seq, false, true);
+      Ping(*target, seq, false, now_ms);
       return false;
     }
     case ProbeKind::kAck:
@@ -139,22 +139,23 @@ bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
   auto it = relayed_.find(p.seq);
   if (it != relayed_.end() && it->second.target == sender.id) {
     if (const Member* requester = members_->Find(it->second.requester)) {
-      Send(*requester, ProbeBody{ProbeKind::kAck, it->second.requester_seq, sender.id, 0, {}});
+      Send(*requester, ProbeBody{ProbeKind::kAck, it->second.requester_seq, sender.id, 0, {}},
+           now_ms);
     }
     relayed_.erase(it);
   }
   return false;
 }
 
-void Prober::Ping(const Member& to, uint64_t seq, bool suspected, bool contact) {
+void Prober::Ping(const Member& to, uint64_t seq, bool suspected, int64_t now_ms) {
   ++stats_->probes;
   Send(to, ProbeBody{ProbeKind::kPing, seq, "", suspected ? kProbeSuspected : uint8_t{0}, {}},
-       contact);
+       now_ms, true);
 }
 
-void Prober::Send(const Member& to, ProbeBody body, bool contact) {
+void Prober::Send(const Member& to, ProbeBody body, int64_t now_ms, bool contact) {
   if (to.endpoint.empty()) return;
-  body.versions = versions_->TakePiggyback(kVersionsPerProbe);
+  body.versions = versions_->TakePiggyback(kVersionsPerProbe, to, now_ms);
   outbox_->SendProbe(to.endpoint, to.public_key, members_->Chosen(to), body, contact);
 }
 

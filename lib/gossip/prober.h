@@ -73,8 +73,8 @@ class Prober {
   // `contact`: the frame carries this node's endpoint and key (the member may not know them:
   // every ping does, so that a member that learned of this node from a relayed entry without
   // its contact, or forgot it, can answer).
-  void Ping(const Member& to, uint64_t seq, bool suspected, bool contact);
-  void Send(const Member& to, ProbeBody body, bool contact = false);
+  void Ping(const Member& to, uint64_t seq, bool suspected, int64_t now_ms);
+  void Send(const Member& to, ProbeBody body, int64_t now_ms, bool contact = false);
   static constexpr size_t kVersionsPerProbe = 256;
 
   const int64_t interval_ms_;

@@ -70,6 +70,7 @@ Status GossipEngine::Impl::Dispatch(const WireFrame& frame, bool verified, int64
                          frame.header.sender_heartbeat <= known->heartbeat;
   const Member* sender = membership_.AcceptSender(frame.header, now_ms, verified);
   if (sender == nullptr) return Status::ResourceExhausted("member table is full");
+  dissemination_.OnHeard(sender->id);
   // Its frame says it no longer pushes deltas here (it unlinked, or NO_PUSH): the origins
   // that came on its link are grafted elsewhere now, not at the next round.
   if (dissemination_.CountsOn(sender->id) &&

@@ -119,6 +119,8 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
   std::set<std::string> now_links;
   for (const LinkTarget& t : targets) {
     const Member* m = members_.Find(t.member_id);
+    const OriginState* link = Find(t.member_id);
+    if (link != nullptr && link->quiet) continue;
     if (m == nullptr || members_.DeltasFrom(*m)) now_links.insert(t.member_id);
   }
   std::vector<std::string> lost_links = std::move(restarted_links_);
@@ -132,7 +134,9 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
     // we asked it not to push stays: it still holds that, and forgetting it would make the
     // link look like a path it is not if the member comes back (a refuted suspicion, a
     // shuffle back); a restart clears both (OnNewEpoch).
-    if (OriginState* link = MutableState(lost)) link->no_push.clear();
+    // A quiet link may only be slow: it keeps what it asked, and is pushed to as before.
+    OriginState* link = MutableState(lost);
+    if (link != nullptr && !link->quiet) link->no_push.clear();
     for (const auto& [id, st] : state_) {
       if (st.last_from == lost) orphans.push_back(id);
     }
@@ -159,6 +163,51 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
     }
     outbox_->SendRequests(t.endpoint, t.public_key, catch_up);
   }
+}
+
+// A member's suspicion takes seconds to reach every node, and until it does the origins whose
+// deltas came on its link have no path here. A busy link that falls silent says the same
+// sooner: silence is measured against the link's own rate of first copies, so that a link
+// carrying few origins, or a cluster at rest, never looks quiet; and only while another link
+// still brings first copies, so that this node's own loss of the network (or every origin
+// going quiet at once) is not taken for the death of its links. A false alarm costs grafts
+// and duplicates that prune again, never a miss.
+void Dissemination::NoteQuietLinks(int64_t now_ms) {
+  double expected = 0, delivered = 0;
+  for (const std::string& id : push_links_) {
+    if (const OriginState* link = Find(id)) {
+      expected += link->delivered_per_round;
+      delivered += link->delivered;
+    }
+  }
+  constexpr double kKeep = 0.75;  // the moving average's weight of the rounds before
+  for (const std::string& id : push_links_) {
+    OriginState* link = MutableState(id);
+    if (link == nullptr) continue;
+    if (link->delivered > 0) {
+      for (int i = 0; i < link->silent_rounds; ++i) link->delivered_per_round *= kKeep;
+      link->delivered_per_round = kKeep * link->delivered_per_round + (1 - kKeep) * link->delivered;
+      link->silent_rounds = 0;
+      link->delivered = 0;
+      continue;
+    }
+    ++link->silent_rounds;
+    const bool others_busy = delivered >= (expected - link->delivered_per_round) / 2;
+    if (others_busy && link->silent_rounds * link->delivered_per_round >= kQuietFrames) {
+      link->quiet = true;
+      ++stats_->links_quiet;
+    }
+  }
+}
+
+void Dissemination::OnHeard(const std::string& id) {
+  auto it = state_.find(id);
+  if (it == state_.end() || !it->second.quiet) return;
+  OriginState& link = it->second;
+  link.quiet = false;
+  link.silent_rounds = 0;
+  link.delivered_per_round = 0;
+  link.delivered = 0;
 }
 
 // The announcer pushes to us again once asked, and answers with its recent deltas or a full
@@ -290,20 +339,33 @@ void Dissemination::QueuePiggyback(VersionAnnouncement v) {
   piggyback_.push_back(Piggyback{std::move(v), kPiggybackSends});
 }
 
-std::vector<VersionAnnouncement> Dissemination::TakePiggyback(size_t max) {
+// A version goes only where it tells something: not to its origin, nor to the member that
+// brought it here, nor to a link this node relays the origin's deltas on (that copy is on its
+// way, and a lost one is asked for again on the link). Those skipped wait for another frame.
+std::vector<VersionAnnouncement> Dissemination::TakePiggyback(size_t max, const Member& to,
+                                                              int64_t now_ms) {
+  const bool pushes = members_.PushesTo(to.endpoint, now_ms);
+  const OriginState* link = Find(to.id);
+  auto known_there = [&](const VersionAnnouncement& v) {
+    if (v.origin == to.id) return true;
+    const OriginState* o = Find(v.origin);
+    if (o != nullptr && o->last_from == to.id) return true;
+    return pushes && (link == nullptr || link->no_push.count(v.origin) == 0);
+  };
   std::vector<VersionAnnouncement> out;
-  for (size_t i = 0; i < piggyback_.size() && out.size() < max; ++i) {
-    out.push_back(piggyback_[i].version);
-    --piggyback_[i].sends;
+  std::vector<Piggyback> sent, kept;
+  kept.reserve(piggyback_.size());
+  for (Piggyback& p : piggyback_) {
+    if (out.size() >= max || known_there(p.version)) {
+      kept.push_back(std::move(p));
+      continue;
+    }
+    out.push_back(p.version);
+    if (--p.sends > 0) sent.push_back(std::move(p));
   }
   // The ones sent go to the back, so the next frame carries the others first.
-  std::vector<Piggyback> next;
-  next.reserve(piggyback_.size());
-  for (size_t i = out.size(); i < piggyback_.size(); ++i) next.push_back(piggyback_[i]);
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (piggyback_[i].sends > 0) next.push_back(piggyback_[i]);
-  }
-  piggyback_ = std::move(next);
+  for (Piggyback& p : sent) kept.push_back(std::move(p));
+  piggyback_ = std::move(kept);
   return out;
 }
 

@@ -87,6 +87,7 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
   }
   RelinkNeighbours(now_ms);
   const std::vector<LinkTarget> targets = membership_.Targets(now_ms);
+  dissemination_.NoteQuietLinks(now_ms);
   dissemination_.GraftLostLinks(targets);
   SayCuts(targets, now_ms);
   for (const Seed& s : membership_.JoinsDue(now_ms)) {

@@ -58,6 +58,8 @@ struct Distribution {
 struct LargeSimResult {
   int nodes_total = 0;  // including joiners
   int live_at_end = 0;
+  // Totals of the engines up at the end (restarted ones count from their restart).
+  uint64_t links_quiet = 0, grafts = 0, prunes = 0, cuts_told = 0, resyncs = 0;
   int failures = 0, restarts = 0, joins = 0;
   double join_s = -1;                 // all initial nodes hold every summary (versions)
   Distribution bytes_per_s;           // non-seed nodes up through the window
@@ -66,6 +68,7 @@ struct LargeSimResult {
   double seed_over_median = 0;        // busiest seed / non-seed median
   std::string busiest;                // its id
   double by_type[16] = {};            // bytes/s per node by WireType, all nodes in the window
+  double frames_by_type[16] = {};     // frames/s per node, likewise
   std::vector<double> add_intervals;  // sorted, in gossip intervals
   int adds = 0, adds_converged = 0;
   bool settled = false;
@@ -104,7 +107,16 @@ class LargeSim {
                                 c_.now() + o_.settle_limit_s * 1000, 500);
     r.false_negatives = SampledFalseNegatives(&r.checks);
     r.nodes_total = static_cast<int>(c_.size());
-    for (size_t i = 0; i < c_.size(); ++i) r.live_at_end += c_.node(static_cast<int>(i)).up;
+    for (size_t i = 0; i < c_.size(); ++i) {
+      if (!c_.node(static_cast<int>(i)).up) continue;
+      ++r.live_at_end;
+      const GossipStats& st = c_.engine(static_cast<int>(i)).stats();
+      r.links_quiet += st.links_quiet;
+      r.grafts += st.grafts;
+      r.prunes += st.prunes;
+      r.cuts_told += st.cuts_told;
+      r.resyncs += st.resyncs_requested;
+    }
     return r;
   }
 
@@ -146,6 +158,7 @@ class LargeSim {
       const SimNode& n = c_.node(static_cast<int>(i));
       w->bytes0.push_back(n.bytes_sent);
       types0_.emplace_back(n.bytes_by_type, n.bytes_by_type + 16);
+      frames0_.emplace_back(n.frames_by_type, n.frames_by_type + 16);
     }
     for (size_t i = 0; i < c_.size(); ++i) {
       if (!c_.node(static_cast<int>(i)).up) w->down.insert(static_cast<int>(i));
@@ -211,10 +224,15 @@ class LargeSim {
       all.emplace_back(rate, n);
       for (int t = 0; t < 16; ++t) {
         r->by_type[t] += static_cast<double>(c_.node(n).bytes_by_type[t] - types0_[i][t]);
+        r->frames_by_type[t] += static_cast<double>(c_.node(n).frames_by_type[t] - frames0_[i][t]);
       }
     }
-    for (double& b : r->by_type) {
-      b = all.empty() ? 0 : b / static_cast<double>(all.size()) / static_cast<double>(o_.measure_s);
+    for (int t = 0; t < 16; ++t) {
+      const double per =
+          all.empty() ? 0
+                      : 1.0 / static_cast<double>(all.size()) / static_cast<double>(o_.measure_s);
+      r->by_type[t] *= per;
+      r->frames_by_type[t] *= per;
     }
     r->bytes_per_s = Summarize(rates);
     r->seed_bytes_per_s = Summarize(seed_rates);
@@ -408,7 +426,8 @@ class LargeSim {
   std::vector<Window> windows_;
   std::vector<uint64_t> epochs_;
   std::vector<Trial> trials_;
-  std::vector<std::vector<uint64_t>> types0_;  // bytes by type at the window's start
+  std::vector<std::vector<uint64_t>> types0_;   // bytes by type at the window's start
+  std::vector<std::vector<uint64_t>> frames0_;  // frames by type at the window's start
 };
 
 }  // namespace peerbloom::sim

@@ -24,7 +24,7 @@ constexpr Label kIn{"direction", "in"};
 constexpr Label kOut{"direction", "out"};
 
 // The gossip engine: membership, traffic, repairs and refusals.
-constexpr std::array<Stat<Context>, 46> kGossip = {{
+constexpr std::array<Stat<Context>, 47> kGossip = {{
     {"members_known", "members known", kGauge, kStatsOnly,
      [](const Context& c) -> Json { return c.peers.size(); }},
     {"members_alive", "members alive", kGauge, Metric(kMembers, {"state", "alive"}),
@@ -95,6 +95,9 @@ constexpr std::array<Stat<Context>, 46> kGossip = {{
     {"cuts_told", "frames telling a linked member this node stopped pushing deltas to it", kCounter,
      Metric(kRepairs, {"kind", "cut_told"}),
      [](const Context& c) -> Json { return G(c).cuts_told; }},
+    {"links_quiet", "links deltas come on that fell quiet while others still brought theirs",
+     kCounter, Metric(kRepairs, {"kind", "link_quiet"}),
+     [](const Context& c) -> Json { return G(c).links_quiet; }},
     {nullptr, "recent deltas sent in answer to a request", kCounter,
      Metric(kRepairs, {"kind", "deltas_served"}),
      [](const Context& c) -> Json { return G(c).deltas_served; }},

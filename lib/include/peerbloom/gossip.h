@@ -252,6 +252,9 @@ struct GossipStats {
   uint64_t grafts = 0;  // pruned links asked to push again (a version was missed)
   // Version 6: frames telling a linked member that this node stopped pushing deltas to it.
   uint64_t cuts_told = 0;
+  // Links deltas come on that fell quiet while the others still brought theirs: their origins
+  // were grafted elsewhere before any suspicion of the member arrived.
+  uint64_t links_quiet = 0;
   uint64_t deltas_served = 0;    // recent deltas sent in answer to a request
   uint64_t imports_in = 0;       // imported digest entries received that were newer
   uint64_t imports_out = 0;      // imported digest frames sent

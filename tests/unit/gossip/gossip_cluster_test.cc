@@ -416,6 +416,58 @@ TEST(GossipCluster, TreesThroughARestartedNodeAreGraftedAround) {
   EXPECT_EQ(c.FalseNegatives(), 0u);
 }
 
+// A relay that falls silent (it died, or lost its way to this node) leaves the origins it
+// carried without a path here until its suspicion arrives, which takes seconds in a large
+// cluster. A busy link that brings nothing while the rest of the cluster still speaks is taken
+// for gone sooner: its origins are grafted elsewhere. Probes and anti-entropy are slowed here
+// so that no suspicion, no version riding on a probe and no anti-entropy exchange comes within
+// the test.
+TEST(GossipCluster, ABusyLinkThatFallsSilentIsGraftedAround) {
+  GossipOptions base = SimCluster::DefaultOptions();
+  base.failure_detector = FailureDetector::kProbe;
+  base.probe_interval_ms = 60 * kInterval;
+  base.anti_entropy_interval_ms = 60 * kInterval;
+  SimCluster c(NetOptions(), base);
+  AddRing(&c, 4);  // fanout 4: every node links to every other
+  const int origin = 0, relay = 1, far = 2, other = 3;
+  // The origin's frames to `far` and `other` are slow, so its deltas reach `far` through
+  // `relay` first and `far` prunes the other links for it. The other origin's deltas come
+  // straight to `far`.
+  c.SetDelay([&](const sim::Frame& f) {
+    return f.from == origin && (f.to == far || f.to == other) ? 30 : 0;
+  });
+  for (int i = 0; i < 4; ++i) AddKeys(&c, i, 20);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, 30000));
+  int next = 100;
+  auto busy_round = [&] {
+    for (int i = 0; i < 5; ++i, ++next) {
+      for (int node : {origin, other}) {
+        c.AddKey(node, Key(node, next));
+        c.Publish(node);
+        c.Flush(node);
+      }
+      c.RunFor(kInterval / 5);
+    }
+  };
+  for (int r = 0; r < 8; ++r) busy_round();
+  ASSERT_GT(c.engine(far).stats().prunes, 0u);
+  ASSERT_TRUE(c.WhoHasLists(far, Key(origin, next - 1), origin));
+  c.SetDelay(nullptr);
+  c.SetFilter([&](const sim::Frame& f) { return f.from == relay && f.to == far; });
+  const int64_t silent_from = c.now();
+  for (int r = 0; r < 6; ++r) busy_round();
+  const int last = next - 1;
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.WhoHasLists(far, Key(origin, last), origin); },
+                             c.now() + kInterval))
+      << "no path from the origin to far " << c.now() - silent_from << " ms after its relay fell "
+      << "silent; links fallen quiet " << c.engine(far).stats().links_quiet;
+  EXPECT_EQ(c.engine(far).stats().links_quiet, 1u);
+  for (const PeerInfo& p : c.engine(far).Peers(c.now())) {
+    EXPECT_TRUE(p.alive) << p.node_id << ": no suspicion was due within the test";
+  }
+  EXPECT_EQ(c.FalseNegatives(), 0u);
+}
+
 // Once the churn and the losses stop, the relay trees carry every add to every node within a
 // few latencies: no node waits for a repair (which first waits a tenth of an interval for the
 // delta). A link left pruned at the far side while this node counts on it would show here, as

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "peerbloom/gossip.h"
@@ -140,6 +142,50 @@ TEST(ProbeDetector, AtRestTheCostPerNodeDoesNotGrowWithTheCluster) {
     }
     EXPECT_GE(heard * 10, chosen * 9) << heard << " of " << chosen;
   }
+}
+
+// Versions ride on probes as a backstop to the relay trees, once each and only where they may
+// tell something: never to their origin, and (checked exactly here) never twice from one node.
+// Every node's versions still reach every other node.
+TEST(ProbeDetector, EachNodeAnnouncesAVersionOnceAndNeverToItsOrigin) {
+  SimCluster c(NetOptions(), ProbeOptions());
+  const int n = 8;
+  AddRing(&c, n);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, 60000, 100));
+  std::map<std::tuple<int, std::string, uint64_t>, int> sent;  // (sender, origin, version)
+  size_t announced = 0, to_origin = 0, undecoded = 0;
+  c.SetFilter([&](const sim::Frame& f) {
+    if (static_cast<WireType>(static_cast<uint8_t>(f.payload[6])) != WireType::kProbe) {
+      return false;
+    }
+    WireFrame frame;
+    if (!DecodeFrame(f.payload, WireLimits(), &frame).ok()) {
+      ++undecoded;
+      return false;
+    }
+    for (const VersionAnnouncement& v : frame.probe.versions) {
+      ++announced;
+      if (v.origin == "node" + std::to_string(f.to)) ++to_origin;
+      ++sent[{f.from, v.origin, v.version}];
+    }
+    return false;
+  });
+  for (int r = 0; r < 20; ++r) {
+    for (int i = 0; i < n; ++i) {
+      c.AddKey(i, "round" + std::to_string(r) + "-" + std::to_string(i));
+      c.Publish(i);
+    }
+    c.RunFor(1000);
+  }
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, c.now() + 10000));
+  EXPECT_EQ(undecoded, 0u);
+  EXPECT_GT(announced, 0u);
+  EXPECT_EQ(to_origin, 0u);
+  for (const auto& [key, count] : sent) {
+    EXPECT_EQ(count, 1) << "node" << std::get<0>(key) << " announced " << std::get<1>(key)
+                        << " version " << std::get<2>(key) << " " << count << " times";
+  }
+  EXPECT_EQ(c.FalseNegatives(), 0u);
 }
 
 TEST(ProbeDetector, AKilledNodeIsDeclaredDeadEverywhereAndComesBackInANewEpoch) {
