@@ -141,6 +141,16 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
       if (st.last_from == lost) orphans.push_back(id);
     }
   }
+  // A link counted on afresh starts its watch afresh: copies it brought off the links (a
+  // repair) say nothing of its rate.
+  for (const std::string& id : now_links) {
+    if (push_links_.count(id) != 0) continue;
+    if (OriginState* link = MutableState(id)) {
+      link->delivered = 0;
+      link->delivered_per_round = 0;
+      link->silent_rounds = 0;
+    }
+  }
   push_links_ = std::move(now_links);
   if (orphans.empty()) return;
   StringMap<int> asked;  // two links are asked, in case one ask or answer is lost
