@@ -110,11 +110,11 @@ void Dissemination::SendPrunes() {
 // Origins whose last delta came over a link that no longer carries deltas (the member is
 // suspected or died, was shuffled out, unlinked, or restarted and so forgot the link) may
 // have no path left: the remaining links that were pruned for them are grafted back at once
-// rather than after a repair, and the first two of them are asked for anything newer than
-// what is held (the versions the lost link would have brought meanwhile; an origin already
-// current costs nothing). Deltas may come on every link, not only on those this node pushes
-// on: an inbound link outside this node's cap still pushes here (its member chose us). A link
-// whose member says it no longer pushes here (version 6, NO_PUSH) is lost too.
+// rather than after a repair, and the first two remaining links, pruned or not, are asked for
+// anything newer than what is held (the versions the lost link would have brought meanwhile;
+// an origin already current costs nothing). Deltas may come on every link, not only on those this
+// node pushes on: an inbound link outside this node's cap still pushes here (its member chose us).
+// A link whose member says it no longer pushes here (version 6, NO_PUSH) is lost too.
 void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
   std::set<std::string> now_links;
   for (const LinkTarget& t : targets) {
@@ -160,8 +160,9 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
     std::vector<std::string> graft;
     std::vector<FullRequest> catch_up;
     for (const std::string& origin : orphans) {
-      if (!Unprune(link, origin)) continue;
-      graft.push_back(origin);
+      // A link that never pruned the origin (a new one, after a relink) needs no graft, but
+      // is asked all the same: what the lost link would have brought meanwhile is missing.
+      if (Unprune(link, origin)) graft.push_back(origin);
       const Member* m = members_.Find(origin);
       if (m != nullptr && HoldsCurrent(*m) && ++asked[origin] <= 2) {
         catch_up.push_back(FullRequest{origin, m->epoch, HeldVersion(origin)});

@@ -416,6 +416,60 @@ TEST(GossipCluster, TreesThroughARestartedNodeAreGraftedAround) {
   EXPECT_EQ(c.FalseNegatives(), 0u);
 }
 
+// The links left after a link is lost are asked for what it would have brought, whether or not
+// they were pruned for those origins: a link that never pushed an origin here (a new one, after
+// a relink) needs no graft but lacks nothing either, and without the ask a version published
+// while the path was down waited for the origin's next one. Here the origin's own link never
+// carried its deltas (its frames are dropped until the relay restarts).
+TEST(GossipCluster, AfterALostLinkEveryLinkLeftIsAskedForWhatItMissed) {
+  GossipOptions base = SimCluster::DefaultOptions();
+  base.failure_detector = FailureDetector::kProbe;
+  base.probe_interval_ms = 60 * kInterval;
+  base.anti_entropy_interval_ms = 60 * kInterval;
+  SimCluster c(NetOptions(), base);
+  AddRing(&c, 3);  // fanout 4: every node links to both others
+  const int origin = 0, relay = 1, far = 2;
+  bool origin_cut = true, relay_cut = false;
+  c.SetFilter([&](const sim::Frame& f) {
+    const auto type = static_cast<WireType>(static_cast<uint8_t>(f.payload[6]));
+    const bool summary = type == WireType::kDelta || type == WireType::kFullSummary;
+    return (origin_cut && f.from == origin && f.to == far) ||
+           (relay_cut && summary && f.from == relay && f.to == far);
+  });
+  for (int i = 0; i < 3; ++i) AddKeys(&c, i, 20);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, 30000));
+  c.RunFor(2 * kInterval);
+  // The relay stops passing summaries to `far`; the origin publishes meanwhile.
+  relay_cut = true;
+  c.AddKey(origin, Key(origin, 100));
+  c.Publish(origin);
+  c.Flush(origin);
+  c.RunFor(kInterval / 10);
+  auto held_at_far = [&] {
+    for (const PeerInfo& p : c.engine(far).Peers(c.now())) {
+      if (p.node_id == "node0") return p.version;
+    }
+    return uint64_t{0};
+  };
+  const uint64_t published = c.node(origin).builder->current().version;
+  ASSERT_LT(held_at_far(), published) << "no path was left to far";
+  origin_cut = false;
+  c.Restart(relay, 2);
+  ASSERT_TRUE(c.RunUntilTrue(
+      [&] {
+        for (const PeerInfo& p : c.engine(far).Peers(c.now())) {
+          if (p.node_id == "node1" && p.epoch == 2) return true;
+        }
+        return false;
+      },
+      c.now() + kTimeout));
+  const int64_t learned = c.now();
+  EXPECT_TRUE(c.RunUntilTrue([&] { return held_at_far() == published; }, learned + 2 * kInterval))
+      << "far did not ask its link left for the version published while its path was down";
+  EXPECT_TRUE(c.WhoHasLists(far, Key(origin, 100), origin));
+  EXPECT_EQ(c.FalseNegatives(), 0u);
+}
+
 // A relay that falls silent (it died, or lost its way to this node) leaves the origins it
 // carried without a path here until its suspicion arrives, which takes seconds in a large
 // cluster. A busy link that brings nothing while the rest of the cluster still speaks is taken
