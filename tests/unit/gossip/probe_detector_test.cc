@@ -144,10 +144,11 @@ TEST(ProbeDetector, AtRestTheCostPerNodeDoesNotGrowWithTheCluster) {
   }
 }
 
-// Versions ride on probes as a backstop to the relay trees, once each and only where they may
-// tell something: never to their origin, and (checked exactly here) never twice from one node.
-// Every node's versions still reach every other node.
-TEST(ProbeDetector, EachNodeAnnouncesAVersionOnceAndNeverToItsOrigin) {
+// Versions ride on probes as a backstop to the relay trees, on at most two probe frames of each
+// node that takes them, and only where they may tell something: never to their origin (it was
+// sent there 138 times in this run when every probe took the next versions queued). Every
+// node's versions still reach every other node.
+TEST(ProbeDetector, EachNodeAnnouncesAVersionAtMostTwiceAndNeverToItsOrigin) {
   SimCluster c(NetOptions(), ProbeOptions());
   const int n = 8;
   AddRing(&c, n);
@@ -182,7 +183,7 @@ TEST(ProbeDetector, EachNodeAnnouncesAVersionOnceAndNeverToItsOrigin) {
   EXPECT_GT(announced, 0u);
   EXPECT_EQ(to_origin, 0u);
   for (const auto& [key, count] : sent) {
-    EXPECT_EQ(count, 1) << "node" << std::get<0>(key) << " announced " << std::get<1>(key)
+    EXPECT_LE(count, 2) << "node" << std::get<0>(key) << " announced " << std::get<1>(key)
                         << " version " << std::get<2>(key) << " " << count << " times";
   }
   EXPECT_EQ(c.FalseNegatives(), 0u);
