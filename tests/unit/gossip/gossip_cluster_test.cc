@@ -42,6 +42,32 @@ void AddKeys(SimCluster* c, int node, int count, int first = 0) {
   c->Publish(node);
 }
 
+// Adds one key and sends the update at once (the daemon's urgent publication).
+void AddNow(SimCluster* c, int node, int i) {
+  c->AddKey(node, Key(node, i));
+  c->Publish(node);
+  c->Flush(node);
+}
+
+// The probe detector with probes and anti-entropy slowed to once a minute: within a test of
+// a few seconds no suspicion, no version riding on a probe and no anti-entropy exchange comes,
+// so only the relay trees and their repairs move versions.
+GossipOptions TreesOnly() {
+  GossipOptions o = SimCluster::DefaultOptions();
+  o.failure_detector = FailureDetector::kProbe;
+  o.probe_interval_ms = 60 * kInterval;
+  o.anti_entropy_interval_ms = 60 * kInterval;
+  return o;
+}
+
+// What node `at` knows of node `of` ("node<of>"): its epoch and the version held.
+PeerInfo PeerOf(SimCluster& c, int at, int of) {
+  for (const PeerInfo& p : c.engine(at).Peers(c.now())) {
+    if (p.node_id == "node" + std::to_string(of)) return p;
+  }
+  return PeerInfo();
+}
+
 bool AllSeeAllAlive(const SimCluster& c) {
   for (size_t a = 0; a < c.size(); ++a) {
     for (size_t b = 0; b < c.size(); ++b) {
@@ -382,9 +408,7 @@ TEST(GossipCluster, TreesThroughARestartedNodeAreGraftedAround) {
   ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, 30000));
   const uint64_t prunes_before = c.engine(far).stats().prunes;
   for (int i = 0; i < 5; ++i) {
-    c.AddKey(origin, Key(origin, 100 + i));
-    c.Publish(origin);
-    c.Flush(origin);
+    AddNow(&c, origin, 100 + i);
     c.RunFor(kInterval);
   }
   ASSERT_GT(c.engine(far).stats().prunes, prunes_before);
@@ -397,18 +421,9 @@ TEST(GossipCluster, TreesThroughARestartedNodeAreGraftedAround) {
            (type == WireType::kDelta || type == WireType::kFullSummary);
   });
   c.Restart(relay, 2);
-  ASSERT_TRUE(c.RunUntilTrue(
-      [&] {
-        for (const PeerInfo& p : c.engine(far).Peers(c.now())) {
-          if (p.node_id == "node1" && p.epoch == 2) return true;
-        }
-        return false;
-      },
-      c.now() + kTimeout));
+  ASSERT_TRUE(c.RunUntilTrue([&] { return PeerOf(c, far, relay).epoch == 2; }, c.now() + kTimeout));
   c.RunFor(kInterval);  // a round of `far`
-  c.AddKey(origin, Key(origin, 200));
-  c.Publish(origin);
-  c.Flush(origin);
+  AddNow(&c, origin, 200);
   const int64_t added = c.now();
   ASSERT_TRUE(c.RunUntilTrue([&] { return c.WhoHasLists(far, Key(origin, 200), origin); },
                              added + 10 * kInterval));
@@ -422,11 +437,7 @@ TEST(GossipCluster, TreesThroughARestartedNodeAreGraftedAround) {
 // while the path was down waited for the origin's next one. Here the origin's own link never
 // carried its deltas (its frames are dropped until the relay restarts).
 TEST(GossipCluster, AfterALostLinkEveryLinkLeftIsAskedForWhatItMissed) {
-  GossipOptions base = SimCluster::DefaultOptions();
-  base.failure_detector = FailureDetector::kProbe;
-  base.probe_interval_ms = 60 * kInterval;
-  base.anti_entropy_interval_ms = 60 * kInterval;
-  SimCluster c(NetOptions(), base);
+  SimCluster c(NetOptions(), TreesOnly());
   AddRing(&c, 3);  // fanout 4: every node links to both others
   const int origin = 0, relay = 1, far = 2;
   bool origin_cut = true, relay_cut = false;
@@ -441,30 +452,16 @@ TEST(GossipCluster, AfterALostLinkEveryLinkLeftIsAskedForWhatItMissed) {
   c.RunFor(2 * kInterval);
   // The relay stops passing summaries to `far`; the origin publishes meanwhile.
   relay_cut = true;
-  c.AddKey(origin, Key(origin, 100));
-  c.Publish(origin);
-  c.Flush(origin);
+  AddNow(&c, origin, 100);
   c.RunFor(kInterval / 10);
-  auto held_at_far = [&] {
-    for (const PeerInfo& p : c.engine(far).Peers(c.now())) {
-      if (p.node_id == "node0") return p.version;
-    }
-    return uint64_t{0};
-  };
   const uint64_t published = c.node(origin).builder->current().version;
-  ASSERT_LT(held_at_far(), published) << "no path was left to far";
+  ASSERT_LT(PeerOf(c, far, origin).version, published) << "no path was left to far";
   origin_cut = false;
   c.Restart(relay, 2);
-  ASSERT_TRUE(c.RunUntilTrue(
-      [&] {
-        for (const PeerInfo& p : c.engine(far).Peers(c.now())) {
-          if (p.node_id == "node1" && p.epoch == 2) return true;
-        }
-        return false;
-      },
-      c.now() + kTimeout));
+  ASSERT_TRUE(c.RunUntilTrue([&] { return PeerOf(c, far, relay).epoch == 2; }, c.now() + kTimeout));
   const int64_t learned = c.now();
-  EXPECT_TRUE(c.RunUntilTrue([&] { return held_at_far() == published; }, learned + 2 * kInterval))
+  EXPECT_TRUE(c.RunUntilTrue([&] { return PeerOf(c, far, origin).version == published; },
+                             learned + 2 * kInterval))
       << "far did not ask its link left for the version published while its path was down";
   EXPECT_TRUE(c.WhoHasLists(far, Key(origin, 100), origin));
   EXPECT_EQ(c.FalseNegatives(), 0u);
@@ -473,15 +470,10 @@ TEST(GossipCluster, AfterALostLinkEveryLinkLeftIsAskedForWhatItMissed) {
 // A relay that falls silent (it died, or lost its way to this node) leaves the origins it
 // carried without a path here until its suspicion arrives, which takes seconds in a large
 // cluster. A busy link that brings nothing while the rest of the cluster still speaks is taken
-// for gone sooner: its origins are grafted elsewhere. Probes and anti-entropy are slowed here
-// so that no suspicion, no version riding on a probe and no anti-entropy exchange comes within
-// the test.
+// for gone sooner: its origins are grafted elsewhere (TreesOnly: no suspicion comes within the
+// test).
 TEST(GossipCluster, ABusyLinkThatFallsSilentIsGraftedAround) {
-  GossipOptions base = SimCluster::DefaultOptions();
-  base.failure_detector = FailureDetector::kProbe;
-  base.probe_interval_ms = 60 * kInterval;
-  base.anti_entropy_interval_ms = 60 * kInterval;
-  SimCluster c(NetOptions(), base);
+  SimCluster c(NetOptions(), TreesOnly());
   AddRing(&c, 4);  // fanout 4: every node links to every other
   const int origin = 0, relay = 1, far = 2, other = 3;
   // The origin's frames to `far` and `other` are slow, so its deltas reach `far` through
@@ -495,11 +487,7 @@ TEST(GossipCluster, ABusyLinkThatFallsSilentIsGraftedAround) {
   int next = 100;
   auto busy_round = [&] {
     for (int i = 0; i < 5; ++i, ++next) {
-      for (int node : {origin, other}) {
-        c.AddKey(node, Key(node, next));
-        c.Publish(node);
-        c.Flush(node);
-      }
+      for (int node : {origin, other}) AddNow(&c, node, next);
       c.RunFor(kInterval / 5);
     }
   };
@@ -553,9 +541,7 @@ TEST(GossipCluster, AfterChurnEveryAddTravelsTheTrees) {
   for (int a = 0; a < 12; ++a) {
     SCOPED_TRACE(a);
     const int origin = static_cast<int>(rng() % n);
-    c.AddKey(origin, Key(origin, 1000 + a));
-    c.Publish(origin);
-    c.Flush(origin);
+    AddNow(&c, origin, 1000 + a);
     const int64_t added = c.now();
     auto everywhere = [&] {
       for (int i = 0; i < n; ++i) {
