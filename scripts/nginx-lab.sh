@@ -31,6 +31,8 @@ requests=${2:-6000}
 urls=${3:-2000}
 alpha=${4:-0.8}
 repo=$(cd "$(dirname "$0")/.." && pwd)
+# The report names the build directory as a reader would type it, from the checkout.
+build_arg=${build#"$repo"/}
 out=${5:-$repo/docs/results/nginx-lab.md}
 rate=${RATE:-50}
 capacity=${CAPACITY:-10000}
