@@ -179,10 +179,10 @@ void Dissemination::GraftLostLinks(const std::vector<LinkTarget>& targets) {
 // A member's suspicion takes seconds to reach every node, and until it does the origins whose
 // deltas came on its link have no path here. A busy link that falls silent says the same
 // sooner: silence is measured against the link's own rate of first copies, so that a link
-// carrying few origins, or a cluster at rest, never looks quiet; and only while another link
-// still brings first copies, so that this node's own loss of the network (or every origin
-// going quiet at once) is not taken for the death of its links. A false alarm costs grafts
-// and duplicates that prune again, never a miss.
+// carrying few origins never looks quiet; and only while other links still bring first copies
+// (at least one, and half of what they usually bring), so that a cluster at rest, this node's
+// own loss of the network, or every origin going quiet at once is not taken for the death of
+// its links. A false alarm costs grafts and duplicates that prune again, never a miss.
 void Dissemination::NoteQuietLinks(int64_t now_ms) {
   double expected = 0, delivered = 0;
   for (const std::string& id : push_links_) {
@@ -203,7 +203,10 @@ void Dissemination::NoteQuietLinks(int64_t now_ms) {
       continue;
     }
     ++link->silent_rounds;
-    const bool others_busy = delivered >= (expected - link->delivered_per_round) / 2;
+    // Others that bring nothing either (at rest, or this node cut off) are not busy, whatever
+    // their rates were: at rest every link is silent.
+    const bool others_busy =
+        delivered > 0 && delivered >= (expected - link->delivered_per_round) / 2;
     if (others_busy && link->silent_rounds * link->delivered_per_round >= kQuietFrames) {
       link->quiet = true;
       ++stats_->links_quiet;

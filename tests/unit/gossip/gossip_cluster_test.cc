@@ -510,6 +510,39 @@ TEST(GossipCluster, ABusyLinkThatFallsSilentIsGraftedAround) {
   EXPECT_EQ(c.FalseNegatives(), 0u);
 }
 
+// At rest every link is silent: none is taken for gone. A node whose only busy link was the
+// one an origin's burst came on held the other links' rates at zero, and took the silence
+// of all for the loss of that one: it grafted and asked for catch-ups (full summaries at rest,
+// seen with 32 daemons). After a burst from one origin, 30 intervals at rest: no link falls
+// quiet, no request and no full summary is sent anywhere.
+TEST(GossipCluster, AtRestNoLinkFallsQuiet) {
+  GossipOptions o = SimCluster::DefaultOptions();
+  o.failure_detector = FailureDetector::kProbe;  // the daemon's default
+  SimCluster c(NetOptions(), o);
+  AddRing(&c, 4);
+  for (int i = 0; i < 4; ++i) AddKeys(&c, i, 20);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, 30000));
+  int next = 100;
+  for (int r = 0; r < 8; ++r) {
+    for (int i = 0; i < 5; ++i) {
+      AddNow(&c, 0, next++);
+      c.RunFor(kInterval / 5);
+    }
+  }
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, c.now() + 10 * kInterval));
+  c.RunFor(kInterval);
+  std::vector<GossipStats> before;
+  for (int i = 0; i < 4; ++i) before.push_back(c.engine(i).stats());
+  c.RunFor(30 * kInterval);
+  for (int i = 0; i < 4; ++i) {
+    const GossipStats& st = c.engine(i).stats();
+    EXPECT_EQ(st.links_quiet, before[i].links_quiet) << i;
+    EXPECT_EQ(st.requests_in, before[i].requests_in) << i;
+    EXPECT_EQ(st.full_summaries_out, before[i].full_summaries_out) << i;
+  }
+  EXPECT_EQ(c.FalseNegatives(), 0u);
+}
+
 // Once the churn and the losses stop, the relay trees carry every add to every node within a
 // few latencies: no node waits for a repair (which first waits a tenth of an interval for the
 // delta). A link left pruned at the far side while this node counts on it would show here, as
