@@ -82,7 +82,7 @@ Status ValidateGossipOptions(const GossipOptions& o) {
   if (o.wire_version < 3 || o.wire_version > kWireVersion ||
       (o.wire_version < 4 && o.failure_detector == FailureDetector::kProbe)) {
     return Status::InvalidArgument(
-        "gossip option 'wire_version' must be 3 (heartbeats only), 4 or " +
+        "gossip option 'wire_version' must be 3 (heartbeats only) or 4 to " +
         std::to_string(kWireVersion));
   }
   if (o.require_signatures && o.signer == nullptr) {

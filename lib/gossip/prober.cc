@@ -9,7 +9,9 @@ namespace peerbloom {
 
 Prober::Prober(const GossipOptions& options, Membership* members, Dissemination* versions,
                Outbox* outbox, GossipStats* stats)
-    : interval_ms_(ProbeIntervalMs(options)),
+    : id_(options.node_id),
+      wire_version_(options.wire_version),
+      interval_ms_(ProbeIntervalMs(options)),
       indirect_(options.indirect_probes),
       members_(members),
       versions_(versions),
@@ -90,7 +92,7 @@ void Prober::Escalate(int64_t now_ms) {
   if (helpers.size() > indirect_) helpers.resize(indirect_);
   for (const Member* h : helpers) {
     ++stats_->probes_indirect;
-    Send(*h, ProbeBody{ProbeKind::kPingReq, probe_.seq, probe_.target, 0, {}}, now_ms);
+    Send(*h, ProbeBody{ProbeKind::kPingReq, probe_.seq, probe_.target, 0, {}, {}}, now_ms);
   }
 }
 
@@ -114,7 +116,7 @@ void Prober::Confirm(const Member& m, int64_t now_ms) {
 bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
   switch (p.kind) {
     case ProbeKind::kPing:
-      Send(sender, ProbeBody{ProbeKind::kAck, p.seq, "", 0, {}}, now_ms);
+      Send(sender, ProbeBody{ProbeKind::kAck, p.seq, "", 0, {}, {}}, now_ms);
       return (p.flags & kProbeSuspected) != 0;
     case ProbeKind::kPingReq: {
       const Member* target = members_->Find(p.target);
@@ -139,7 +141,7 @@ bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
   auto it = relayed_.find(p.seq);
   if (it != relayed_.end() && it->second.target == sender.id) {
     if (const Member* requester = members_->Find(it->second.requester)) {
-      Send(*requester, ProbeBody{ProbeKind::kAck, it->second.requester_seq, sender.id, 0, {}},
+      Send(*requester, ProbeBody{ProbeKind::kAck, it->second.requester_seq, sender.id, 0, {}, {}},
            now_ms);
     }
     relayed_.erase(it);
@@ -149,13 +151,24 @@ bool Prober::OnProbe(const ProbeBody& p, const Member& sender, int64_t now_ms) {
 
 void Prober::Ping(const Member& to, uint64_t seq, bool suspected, int64_t now_ms) {
   ++stats_->probes;
-  Send(to, ProbeBody{ProbeKind::kPing, seq, "", suspected ? kProbeSuspected : uint8_t{0}, {}},
+  Send(to, ProbeBody{ProbeKind::kPing, seq, "", suspected ? kProbeSuspected : uint8_t{0}, {}, {}},
        now_ms, true);
 }
 
 void Prober::Send(const Member& to, ProbeBody body, int64_t now_ms, bool contact) {
   if (to.endpoint.empty()) return;
   body.versions = versions_->TakePiggyback(kVersionsPerProbe, to, now_ms);
+  // A member that showed it runs version 7 reads other origins' versions without their
+  // digest, which only the origin's own announcement is checked against.
+  if (wire_version_ >= 7 && to.wire_version >= 7) {
+    auto own = std::stable_partition(body.versions.begin(), body.versions.end(),
+                                     [&](const VersionAnnouncement& v) { return v.origin == id_; });
+    for (auto it = own; it != body.versions.end(); ++it) {
+      it->filter_digest = 0;
+      body.relayed_versions.push_back(std::move(*it));
+    }
+    body.versions.erase(own, body.versions.end());
+  }
   outbox_->SendProbe(to.endpoint, to.public_key, members_->Chosen(to), body, contact);
 }
 

@@ -33,7 +33,8 @@ namespace peerbloom {
 
 class Prober {
  public:
-  // Uses node_id, probe_interval_ms (ProbeIntervalMs), indirect_probes and rng_seed of `options`.
+  // Uses node_id, wire_version, probe_interval_ms (ProbeIntervalMs), indirect_probes and
+  // rng_seed of `options`.
   // The rest must outlive it. `versions`: the versions taken lately, which ride on every probe
   // frame sent.
   Prober(const GossipOptions& options, Membership* members, Dissemination* versions, Outbox* outbox,
@@ -77,6 +78,8 @@ class Prober {
   void Send(const Member& to, ProbeBody body, int64_t now_ms, bool contact = false);
   static constexpr size_t kVersionsPerProbe = 256;
 
+  const std::string id_;
+  const uint8_t wire_version_;
   const int64_t interval_ms_;
   const unsigned indirect_;
   Membership* const members_;

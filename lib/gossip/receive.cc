@@ -36,11 +36,15 @@ Status GossipEngine::Impl::OnMessage(std::string_view payload, int64_t now_ms,
 }
 
 // What a reader of an older version (GossipOptions::wire_version, tests of mixed clusters)
-// does with a newer frame: the NO_PUSH flag is unknown to version 5 (skipped, as every flag of
-// a newer frame it does not know); resend frames are unknown to version 4 and the frames' numbers
-// skipped; probe frames and checksum digests are unknown to version 3, and the entries'
-// detector flags skipped.
+// does with a newer frame: relayed versions on probes are unknown to version 6 (skipped, as
+// every field a newer frame appends); the NO_PUSH flag is unknown to version 5 (skipped, as
+// every flag of a newer frame it does not know); resend frames are unknown to version 4 and the
+// frames' numbers skipped; probe frames and checksum digests are unknown to version 3, and the
+// entries' detector flags skipped.
 Status GossipEngine::Impl::AsOlderReader(WireFrame* frame) const {
+  if (opt_.wire_version >= 7) return Status::Ok();
+  frame->probe.relayed_versions.clear();
+  if (opt_.wire_version >= 6) return Status::Ok();
   frame->header.flags &= ~kWireFlagNoPush;
   if (opt_.wire_version >= 5) return Status::Ok();
   if (frame->header.type == WireType::kResend) {
@@ -182,6 +186,7 @@ void GossipEngine::Impl::Deliver(const WireFrame& frame, Body* body, const Membe
 void GossipEngine::Impl::OnProbe(const WireFrame& frame, const Member& sender, int64_t now_ms) {
   if (prober_.OnProbe(frame.probe, sender, now_ms) && membership_.probe_mode()) refute_due_ = true;
   dissemination_.OnPiggyback(frame.probe.versions, sender, now_ms);
+  dissemination_.OnPiggyback(frame.probe.relayed_versions, sender, now_ms);
 }
 
 // A flag that a member probes is taken from anyone (it only changes how the member is

@@ -318,8 +318,29 @@ Status DecodeVersions(ByteReader* r, const WireLimits& limits,
   return Status::Ok();
 }
 
-// Version 4: kind:u8 seq:varint [target:str8 (ping-req, ack)] [flags:u8 (ping)] versions.
-Status DecodeProbe(ByteReader* r, const WireLimits& limits, ProbeBody* p) {
+// Version 7: count:varint (origin:str8 epoch:varint version:varint)*, each origin other than
+// the sender.
+Status DecodeRelayedVersions(ByteReader* r, const WireLimits& limits, const std::string& sender,
+                             std::vector<VersionAnnouncement>* out) {
+  size_t n = 0;
+  PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "relayed announcement count", &n));
+  out->resize(n);
+  for (VersionAnnouncement& a : *out) {
+    if (!r->ReadStr8(&a.origin)) return Truncated("relayed origin");
+    if (!IsValidNodeId(a.origin)) return Status::Corruption("invalid relayed origin");
+    if (a.origin == sender) {
+      return Status::Corruption("relayed announcement of the sender's own version");
+    }
+    if (!r->ReadVarint(&a.epoch) || !r->ReadVarint(&a.version)) {
+      return Truncated("relayed version");
+    }
+  }
+  return Status::Ok();
+}
+
+// Version 4: kind:u8 seq:varint [target:str8 (ping-req, ack)] [flags:u8 (ping)] versions;
+// version 7 appends relayed versions.
+Status DecodeProbe(ByteReader* r, const WireLimits& limits, const WireHeader& h, ProbeBody* p) {
   uint8_t kind = 0;
   if (!r->ReadU8(&kind)) return Truncated("probe kind");
   if (kind > static_cast<uint8_t>(ProbeKind::kPingReq)) {
@@ -339,7 +360,9 @@ Status DecodeProbe(ByteReader* r, const WireLimits& limits, ProbeBody* p) {
       return Status::Corruption("probe flags '" + std::to_string(p->flags) + "'");
     }
   }
-  return DecodeVersions(r, limits, &p->versions);
+  PEERBLOOM_RETURN_IF_ERROR(DecodeVersions(r, limits, &p->versions));
+  if (h.version < 7) return Status::Ok();
+  return DecodeRelayedVersions(r, limits, h.sender_id, &p->relayed_versions);
 }
 
 // Version 2: sig_flags:u8 [state_sig[64]] [delta_sig[64]].
@@ -436,7 +459,7 @@ Status DecodeBody(ByteReader* r, const WireLimits& limits, WireFrame* out) {
       return wire_internal::DecodeImportBody(r, limits, out->header.version, &out->imports);
     case WireType::kProbe:
       if (out->header.version < 4) return Status::Corruption("probe frame of version below 4");
-      return DecodeProbe(r, limits, &out->probe);
+      return DecodeProbe(r, limits, out->header, &out->probe);
     case WireType::kResend:
       if (out->header.version < 5) return Status::Corruption("resend frame of version below 5");
       return DecodeResend(r, &out->resend_seqs);
@@ -528,6 +551,18 @@ Status EncodeProbeFrame(const WireHeader& header, const ProbeBody& probe, std::s
   for (const VersionAnnouncement& a : probe.versions) {
     PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(a.origin, "announced origin"));
   }
+  const bool v7 = LayoutVersion(header) >= 7;
+  if (!probe.relayed_versions.empty() && !v7) {
+    return Status::InvalidArgument("relayed versions in a version '" +
+                                   std::to_string(LayoutVersion(header)) + "' frame");
+  }
+  for (const VersionAnnouncement& a : probe.relayed_versions) {
+    PEERBLOOM_RETURN_IF_ERROR(CheckNodeId(a.origin, "relayed origin"));
+    if (a.origin == header.sender_id || a.filter_digest != 0) {
+      return Status::InvalidArgument("relayed version of '" + a.origin +
+                                     "': the sender's own, or with a filter digest");
+    }
+  }
   AppendHeader(header, WireType::kProbe, out);
   PutU8(out, static_cast<uint8_t>(probe.kind));
   PutVarint(out, probe.seq);
@@ -542,6 +577,13 @@ Status EncodeProbeFrame(const WireHeader& header, const ProbeBody& probe, std::s
     PutVarint(out, a.epoch);
     PutVarint(out, a.version);
     PutU64(out, a.filter_digest);
+  }
+  if (!v7) return Status::Ok();
+  PutVarint(out, probe.relayed_versions.size());
+  for (const VersionAnnouncement& a : probe.relayed_versions) {
+    PutStr8(out, a.origin);
+    PutVarint(out, a.epoch);
+    PutVarint(out, a.version);
   }
   return Status::Ok();
 }

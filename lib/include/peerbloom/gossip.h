@@ -159,11 +159,11 @@ struct GossipOptions {
   // dead. With the wait for a probe and the probe that raised it, a killed node is dead about
   // when heartbeats would have said so (the failure timeout, median).
   int64_t suspicion_timeout_ms = 0;
-  // Default: kWireVersion. For tests of mixed clusters only: 4 makes the engine act as the
-  // release before on the wire (version 4 frames: summary frames not numbered, resend frames
-  // refused as unknown); 3 as the one before that (heartbeat detector): it also refuses probe
-  // frames and checksum digests as unknown, and ignores the entries' detector flags, as a
-  // version 3 reader skips them.
+  // Default: kWireVersion. For tests of mixed clusters only: an older version makes the engine
+  // act as that release on the wire. 6: relayed versions on probes skipped; 5: the NO_PUSH flag
+  // skipped too; 4: summary frames not numbered, resend frames refused as unknown; 3 (heartbeat
+  // detector): it also refuses probe frames and checksum digests as unknown, and ignores the
+  // entries' detector flags, as a version 3 reader skips them.
   uint8_t wire_version = kWireVersion;
 };
 

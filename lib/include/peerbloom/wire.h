@@ -33,10 +33,13 @@ inline constexpr char kWireMagic[4] = {'P', 'B', 'G', 'W'};
 // detection"); version 5 appends to summary, prune and graft frames their number on the
 // sender's stream to the receiver and adds the resend message (docs/gossip.md, "Lost frames on a
 // link"); version 6 adds the header flag NO_PUSH (docs/gossip.md, "Links that stop carrying
-// deltas"). Older readers skip what they do not know, so the minimum reader stays 1; probe frames
-// go only to members that showed they run version 4, resend frames only to senders of numbered
-// frames; a reader skips a header flag it does not know in a frame of a newer version (NO_PUSH).
-inline constexpr uint8_t kWireVersion = 6;
+// deltas"); version 7 appends to probe bodies the versions of other origins without their filter
+// digest (docs/gossip.md, "Probe failure detection"). Older readers skip what they do not know, so
+// the minimum reader stays 1; probe frames go only to members that showed they run version 4,
+// resend frames only to senders of numbered frames, versions without digest only to members that
+// showed they run version 7; a reader skips a header flag it does not know in a frame of a newer
+// version (NO_PUSH).
+inline constexpr uint8_t kWireVersion = 7;
 inline constexpr uint8_t kWireMinReaderVersion = 1;
 
 enum class WireType : uint8_t {
@@ -177,6 +180,10 @@ struct ProbeBody {
   std::string target;  // kPingReq: required; kAck: empty unless relayed; kPing: empty
   uint8_t flags = 0;   // kProbeSuspected (pings only)
   std::vector<VersionAnnouncement> versions;  // at most WireLimits::max_entries
+  // Addition (version 7). Versions of origins other than the sender, written without their
+  // filter digest (read as 0): a reader compares digests only of the sender's own version.
+  // At most WireLimits::max_entries.
+  std::vector<VersionAnnouncement> relayed_versions;
   bool operator==(const ProbeBody&) const = default;
 };
 

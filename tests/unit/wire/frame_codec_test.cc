@@ -67,9 +67,10 @@ std::vector<std::string> SampleFrames() {
   probe.sender_endpoint.clear();
   probe.sender_public_key.clear();
   EXPECT_TRUE(
-      EncodeProbeFrame(probe, {ProbeKind::kPing, 77, "", kProbeSuspected, {}}, &frames[6]).ok());
+      EncodeProbeFrame(probe, {ProbeKind::kPing, 77, "", kProbeSuspected, {}, {}}, &frames[6])
+          .ok());
   EXPECT_TRUE(
-      EncodeProbeFrame(probe, {ProbeKind::kPingReq, 300, "node-c", 0, {}}, &frames[7]).ok());
+      EncodeProbeFrame(probe, {ProbeKind::kPingReq, 300, "node-c", 0, {}, {}}, &frames[7]).ok());
   // frames[8]: entry flags (a checksum digest is checked in ProbesAndEntryFlagsRoundTrip).
   DigestBody flagged = SampleDigest();
   flagged.entries[0].probes = true;
@@ -157,9 +158,9 @@ TEST(WireFrame, GoldenRequestFrame) {
   h.sender_heartbeat = 300;
   std::string bytes;
   ASSERT_TRUE(EncodeRequestFullFrame(h, {{"b", 300, 5}}, &bytes).ok());
-  // magic, version 6, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
+  // magic, version 7, min reader 1, type 4, flags 0x02, tag (LE), "a", epoch 2,
   // heartbeat 300 (varint ac 02), "tcp://x:1", empty key, 1 request: "b", epoch 300, have 5.
-  const std::string expected = std::string("PBGW\x06\x01\x04\x02", 8) +
+  const std::string expected = std::string("PBGW\x07\x01\x04\x02", 8) +
                                "\x88\x77\x66\x55\x44\x33\x22\x11" +
                                std::string(
                                    "\x01"
@@ -200,7 +201,7 @@ TEST(WireFrame, HeaderFlagsBelongToTheirVersion) {
   h.flags |= 0x20;
   EXPECT_EQ(EncodeDigestFrame(h, DigestBody(), &bytes).message(), "unknown header flags '35'");
   std::string newer = older;
-  newer[4] = 7;
+  newer[4] = 8;
   newer[7] = static_cast<char>(0x20 | 0x13);
   ASSERT_TRUE(DecodeFrame(newer, WireLimits(), &f).ok());
   EXPECT_EQ(f.header.flags, 0x33);
@@ -270,14 +271,14 @@ TEST(WireFrame, VersionsAndTypes) {
   EXPECT_EQ(s.message(), "unknown message type '99'");
 
   bad = frame;
-  bad[4] = 8;  // version 8, needs reader 7
-  bad[5] = 7;
+  bad[4] = 9;  // version 9, needs reader 8
+  bad[5] = 8;
   s = DecodeFrame(bad, WireLimits(), &f);
   EXPECT_TRUE(s.IsNotSupported());
-  EXPECT_EQ(s.message(), "frame needs reader version '7', this is '6'");
+  EXPECT_EQ(s.message(), "frame needs reader version '8', this is '7'");
 
   bad = frame;
-  bad[4] = 7;  // a newer writer readable by version 6 may append fields
+  bad[4] = 8;  // a newer writer readable by version 7 may append fields
   bad += "future";
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).ok());
   EXPECT_EQ(f.requests.size(), 2u);
@@ -295,9 +296,9 @@ TEST(WireFrame, VersionsAndTypes) {
   bad = frame;
   bad[5] = 0;  // minimum reader 0 is never written
   EXPECT_TRUE(DecodeFrame(bad, WireLimits(), &f).IsCorruption());
-  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 6
+  bad[5] = 2;  // nor is minimum reader 2 by a writer of version 7
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(),
-            "bad frame version '6' with minimum reader '2'");
+            "bad frame version '7' with minimum reader '2'");
 }
 
 TEST(WireFrame, LimitsAreEnforced) {
@@ -376,7 +377,7 @@ TEST(WireFrame, SignaturesRoundTripAfterTheCodecBytes) {
 TEST(WireFrame, BadSignatureFieldsAreRefused) {
   std::string out;
   EXPECT_EQ(EncodeSummaryFrame(SampleHeader(), WireType::kDelta, "c", &out, "short").message(),
-            "summary signature of '5' bytes in a version '6' frame");
+            "summary signature of '5' bytes in a version '7' frame");
   EXPECT_EQ(
       EncodeSummaryFrame(SampleHeader(), WireType::kFullSummary, "c", &out, kStateSig, kDeltaSig)
           .message(),
@@ -464,9 +465,9 @@ TEST(WireFrame, ProbesAndEntryFlagsRoundTrip) {
   WireFrame f;
   ASSERT_TRUE(DecodeFrame(frames[6], WireLimits(), &f).ok());
   EXPECT_EQ(f.header.type, WireType::kProbe);
-  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPing, 77, "", kProbeSuspected, {}}));
+  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPing, 77, "", kProbeSuspected, {}, {}}));
   ASSERT_TRUE(DecodeFrame(frames[7], WireLimits(), &f).ok());
-  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPingReq, 300, "node-c", 0, {}}));
+  EXPECT_EQ(f.probe, (ProbeBody{ProbeKind::kPingReq, 300, "node-c", 0, {}, {}}));
   ASSERT_TRUE(DecodeFrame(frames[8], WireLimits(), &f).ok());
   EXPECT_TRUE(f.digest.entries[0].probes);
   EXPECT_FALSE(f.digest.entries[0].suspect);
@@ -477,12 +478,13 @@ TEST(WireFrame, ProbesAndEntryFlagsRoundTrip) {
   WireHeader h = SampleHeader();
   const WireHeader h2 = SampleHeader();
   std::string bytes;
-  ProbeBody relayed{ProbeKind::kAck, 5, "node-c", 0, {}};
+  ProbeBody relayed{ProbeKind::kAck, 5, "node-c", 0, {}, {}};
   ASSERT_TRUE(EncodeProbeFrame(h, relayed, &bytes).ok());
   ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
   EXPECT_EQ(f.probe, relayed);
-  EXPECT_TRUE(EncodeProbeFrame(h, {ProbeKind::kPingReq, 1, "", 0, {}}, &bytes).IsInvalidArgument());
-  EXPECT_TRUE(EncodeProbeFrame(h, {ProbeKind::kAck, 1, "", kProbeSuspected, {}}, &bytes)
+  EXPECT_TRUE(
+      EncodeProbeFrame(h, {ProbeKind::kPingReq, 1, "", 0, {}, {}}, &bytes).IsInvalidArgument());
+  EXPECT_TRUE(EncodeProbeFrame(h, {ProbeKind::kAck, 1, "", kProbeSuspected, {}, {}}, &bytes)
                   .IsInvalidArgument());
   h.version = 3;  // older writers have neither
   EXPECT_EQ(EncodeProbeFrame(h, relayed, &bytes).message(), "probe frame of version 3");
@@ -502,12 +504,12 @@ TEST(WireFrame, ProbesAndEntryFlagsRoundTrip) {
   bad[4] = 3;  // a probe in a version 3 frame
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "probe frame of version below 4");
   bad = frames[6];
-  bad[bad.size() - 2] = 2;  // the flags, before an empty list of versions
+  bad[bad.size() - 3] = 2;  // the flags, before empty lists of versions and relayed versions
   EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(), "probe flags '2'");
 
   // Versions ride on probes.
   ProbeBody with_versions{
-      ProbeKind::kAck, 9, "", 0, {{"node-b", 7, 300, 0xabcdef}, {"n", 1, 2, 3}}};
+      ProbeKind::kAck, 9, "", 0, {{"node-b", 7, 300, 0xabcdef}, {"n", 1, 2, 3}}, {}};
   ASSERT_TRUE(EncodeProbeFrame(h2, with_versions, &bytes).ok());
   ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
   EXPECT_EQ(f.probe, with_versions);
@@ -519,6 +521,44 @@ TEST(WireFrame, ProbesAndEntryFlagsRoundTrip) {
   EXPECT_TRUE(DecodeFrame(bytes, one, &f).IsResourceExhausted());
   with_versions.versions[1].origin = "bad id";
   EXPECT_TRUE(EncodeProbeFrame(h2, with_versions, &bytes).IsInvalidArgument());
+
+  // Version 7: other origins' versions follow without their filter digest. A version 6 frame
+  // has no place for them, and is what a version 6 reader reads of a version 7 one (it skips
+  // what a newer frame appends).
+  ProbeBody relaying{ProbeKind::kPing,       9, "", 0, {{"node-a", 3, 8, 0x1234}},
+                     {{"node-b", 7, 300, 0}}};
+  ASSERT_TRUE(EncodeProbeFrame(h2, relaying, &bytes).ok());
+  ASSERT_TRUE(DecodeFrame(bytes, WireLimits(), &f).ok());
+  EXPECT_EQ(f.probe, relaying);
+  // One relayed version: "node-b", epoch 7, version 300 (varint ac 02).
+  EXPECT_EQ(bytes.substr(bytes.size() - 11), std::string("\x01\x06node-b\x07\xac\x02", 11));
+  WireHeader v6 = SampleHeader();
+  v6.version = 6;
+  EXPECT_EQ(EncodeProbeFrame(v6, relaying, &bytes).message(),
+            "relayed versions in a version '6' frame");
+  ProbeBody own = relaying;
+  own.relayed_versions.clear();
+  std::string v6_bytes, v7_bytes;
+  ASSERT_TRUE(EncodeProbeFrame(v6, own, &v6_bytes).ok());
+  ASSERT_TRUE(EncodeProbeFrame(h2, own, &v7_bytes).ok());
+  v6_bytes[4] = 7;
+  EXPECT_EQ(v7_bytes, v6_bytes + std::string(1, '\0'));  // the version 6 layout, then count 0
+  ProbeBody self_relayed = relaying;
+  self_relayed.relayed_versions[0].origin = "node-a";  // the sender's own version
+  EXPECT_TRUE(EncodeProbeFrame(h2, self_relayed, &bytes).IsInvalidArgument());
+  ProbeBody with_digest = relaying;
+  with_digest.relayed_versions[0].filter_digest = 1;  // a digest it cannot carry
+  EXPECT_TRUE(EncodeProbeFrame(h2, with_digest, &bytes).IsInvalidArgument());
+  // A hostile writer that names the sender among the relayed: refused, not taken for the
+  // sender's own word without its digest.
+  ASSERT_TRUE(EncodeProbeFrame(h2, relaying, &bytes).ok());
+  bad = bytes;
+  bad.replace(bad.size() - 9, 6, "node-a");
+  EXPECT_EQ(DecodeFrame(bad, WireLimits(), &f).message(),
+            "relayed announcement of the sender's own version");
+  for (size_t n = bytes.size() - 11; n < bytes.size(); ++n) {
+    EXPECT_TRUE(DecodeFrame(bytes.substr(0, n), WireLimits(), &f).IsCorruption()) << n;
+  }
 
   // The checksum digest: the sender's entry and a hash of its table.
   DigestBody sum;
