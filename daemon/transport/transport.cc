@@ -361,7 +361,14 @@ void Transport::CloseInbound() {
 }
 
 void Transport::Close(const std::string& endpoint) {
-  links_.erase(endpoint);
+  auto it = links_.find(endpoint);
+  if (it != links_.end()) {
+    // What was queued on it this turn (an UNLINK, a probe) still goes out: with no linger,
+    // libzmq drops it, and a link closed before its handshake ends is one the far side counts
+    // as a failed handshake.
+    it->second.socket.set(zmq::sockopt::linger, kCloseLingerMs);
+    links_.erase(it);
+  }
   held_.erase(endpoint);
   stats_.links_open = links_.size();
 }

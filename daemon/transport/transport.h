@@ -108,8 +108,10 @@ class Transport {
 
   // Queues one message. Never blocks.
   void Send(const Outgoing& out, int64_t now_ms);
-  // Closes the link to an endpoint, if any.
+  // Closes the link to an endpoint, if any. Messages already queued on it are still sent for
+  // up to kCloseLingerMs (the context's shutdown waits for them that long at most).
   void Close(const std::string& endpoint);
+  static constexpr int kCloseLingerMs = 1000;
   // Replaces the allow-list (SIGHUP). Outgoing links to a key no longer listed are closed;
   // when a key was removed, every inbound connection is shut down too (libzmq cannot drop one
   // peer of a ROUTER): honest peers reconnect and pass ZAP again, the removed key does not.

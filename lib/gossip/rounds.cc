@@ -108,8 +108,9 @@ void GossipEngine::Impl::Round(int64_t now_ms) {
 constexpr int kUnlinkRepeats = 3;
 
 // A linked member that came back (or restarted), and a newly chosen one, get a fresh exchange
-// of everything; one no longer linked either way is told so, three rounds running (the link
-// the transport opens for a repeat is dropped again after it).
+// of everything; one no longer linked either way is told so, three rounds running, and its
+// link is dropped after the last (closing it at each would reopen it, with a new handshake,
+// for the next).
 void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
   for (const Member* m : membership_.Revived(now_ms)) {
     SendJoinDigest(m->endpoint, m->public_key, true, now_ms);
@@ -129,11 +130,14 @@ void GossipEngine::Impl::RelinkNeighbours(int64_t now_ms) {
       continue;
     }
     outbox_.SendUnlink(m->endpoint, m->public_key);
-    outbox_.NoteDropped(m->endpoint);
-    it = --it->second <= 0 ? unlink_repeats_.erase(it) : std::next(it);
+    if (--it->second > 0) {
+      ++it;
+      continue;
+    }
+    outbox_.NoteDropped(m->endpoint);  // after the last UNLINK, which still goes out
+    it = unlink_repeats_.erase(it);
   }
   for (const Member* m : change.unlinked) {
-    outbox_.NoteDropped(m->endpoint);
     outbox_.SendUnlink(m->endpoint, m->public_key);
     unlink_repeats_[m->id] = kUnlinkRepeats - 1;
   }
