@@ -239,7 +239,8 @@ void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Membe
     return;
   }
   // Versions compare within one epoch: a stand-in of an older one is replaced by any version.
-  if (HoldsCurrent(*m) && s.version <= HeldVersion(m->id)) {
+  const bool in_epoch = HoldsCurrent(*m);
+  if (in_epoch && s.version <= HeldVersion(m->id)) {
     // The same version with other bits is only believed from the origin itself.
     const bool replace = s.version == HeldVersion(m->id) && &sender == m &&
                          FilterDigest(s.filter) != summaries_->digest(m->id);
@@ -258,6 +259,10 @@ void Dissemination::OnFull(const Summary& s, std::string_view bytes, const Membe
   advanced_.insert(m->id);
   TakePath(m->id, sender.id);
   RestorePath(m->id, sender.id);
+  // An origin publishes a full summary in its epoch when the delta would be larger (a bulk
+  // load): it goes down the tree as a delta would, or only the origin's links would have it.
+  // The first summary of an epoch has no tree yet and is asked for (RequestAnnounced).
+  if (in_epoch) RelayFull(bytes, state_sig, sender.id, m->id, now_ms);
   ++state_[sender.id].delivered;
 }
 

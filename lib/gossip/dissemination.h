@@ -187,6 +187,10 @@ class Dissemination {
   bool Pushes(const LinkTarget& t, std::string_view origin) const;
   void Relay(const WireFrame& frame, const std::string& from, const std::string& origin,
              int64_t now_ms);
+  // A full summary that replaced an older version of the same epoch goes down the origin's
+  // tree as its deltas do.
+  void RelayFull(std::string_view bytes, std::string_view state_sig, const std::string& from,
+                 const std::string& origin, int64_t now_ms);
   bool ServeDeltas(const Member& to, const FullRequest& q);
   // Adds (origin, epoch) to *requests unless one was asked for within the retry window.
   // bits_trusted: our copy is right up to its version, so deltas from it may answer.

@@ -87,6 +87,15 @@ void Dissemination::Relay(const WireFrame& frame, const std::string& from,
   if (relayed) ++stats_->deltas_relayed;
 }
 
+void Dissemination::RelayFull(std::string_view bytes, std::string_view state_sig,
+                              const std::string& from, const std::string& origin, int64_t now_ms) {
+  for (const LinkTarget& t : members_.Targets(now_ms)) {
+    if (t.member_id == from || t.member_id == origin || !Pushes(t, origin)) continue;
+    outbox_->SendSummaryBytes(t.endpoint, t.public_key, t.chosen, WireType::kFullSummary, bytes,
+                              state_sig);
+  }
+}
+
 void Dissemination::SendPrunes() {
   for (auto& [id, st] : state_) {
     if (st.prune_pending.empty() && st.graft_pending.empty()) continue;

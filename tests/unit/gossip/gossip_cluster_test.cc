@@ -510,6 +510,45 @@ TEST(GossipCluster, ABusyLinkThatFallsSilentIsGraftedAround) {
   EXPECT_EQ(c.FalseNegatives(), 0u);
 }
 
+// A bulk load makes the origin publish a full summary in its epoch (the delta would be
+// larger). It goes down the origin's tree like a delta: with trees only (no probe versions,
+// no anti-entropy within the test) and two neighbours each, every node of the ring holds it
+// within two intervals. Before, only the origin's links got it, and the rest waited for a
+// probe's version or anti-entropy (with 32 daemons, up to a minute after the load).
+TEST(GossipCluster, AFullSummaryInAnEpochTravelsTheTree) {
+  GossipOptions o = TreesOnly();
+  o.fanout = 2;
+  SimCluster c(NetOptions(), o);
+  const int n = 10;
+  AddRing(&c, n);
+  for (int i = 0; i < n; ++i) AddKeys(&c, i, 20);
+  ASSERT_TRUE(c.RunUntilTrue([&] { return c.AllHoldAll(); }, 30000));
+  const int origin = 0;
+  size_t fulls_from_origin = 0, fulls_relayed = 0;
+  c.SetFilter([&](const sim::Frame& f) {
+    WireFrame w;
+    if (DecodeFrame(f.payload, WireLimits(), &w).ok() && w.header.type == WireType::kFullSummary) {
+      ++(f.from == origin ? fulls_from_origin : fulls_relayed);
+    }
+    return false;
+  });
+  AddKeys(&c, origin, 3000, 20);  // larger as a delta than the summary itself
+  c.Flush(origin);
+  ASSERT_GT(fulls_from_origin, 0u) << "the load went out as a delta: the test needs a full";
+  const int last = 3000 + 20 - 1;
+  EXPECT_TRUE(c.RunUntilTrue(
+      [&] {
+        for (int i = 1; i < n; ++i) {
+          if (!c.WhoHasLists(i, Key(origin, last), origin)) return false;
+        }
+        return true;
+      },
+      c.now() + 2 * kInterval))
+      << "the full summary reached only the origin's links";
+  EXPECT_GT(fulls_relayed, 0u);
+  EXPECT_EQ(c.FalseNegatives(), 0u);
+}
+
 // At rest every link is silent: none is taken for gone. A node whose only busy link was the
 // one an origin's burst came on held the other links' rates at zero, and took the silence
 // of all for the loss of that one: it grafted and asked for catch-ups (full summaries at rest,
