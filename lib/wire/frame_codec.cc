@@ -302,37 +302,27 @@ Status DecodeDigestBody(ByteReader* r, const WireLimits& limits, uint8_t version
   return Status::Ok();
 }
 
-// count:varint (origin:str8 epoch:varint version:varint filter_digest:u64)*
-Status DecodeVersions(ByteReader* r, const WireLimits& limits,
+// count:varint (origin:str8 epoch:varint version:varint [filter_digest:u64])*. The version 4
+// list carries each digest; the relayed list of version 7 (`relayed_by`: the sender) carries
+// none and never names the sender.
+Status DecodeVersions(ByteReader* r, const WireLimits& limits, const std::string* relayed_by,
                       std::vector<VersionAnnouncement>* out) {
+  const bool relayed = relayed_by != nullptr;
   size_t n = 0;
-  PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "announcement count", &n));
+  PEERBLOOM_RETURN_IF_ERROR(
+      DecodeCount(r, limits, relayed ? "relayed announcement count" : "announcement count", &n));
   out->resize(n);
   for (VersionAnnouncement& a : *out) {
-    if (!r->ReadStr8(&a.origin)) return Truncated("announced origin");
-    if (!IsValidNodeId(a.origin)) return Status::Corruption("invalid announced origin");
-    if (!r->ReadVarint(&a.epoch) || !r->ReadVarint(&a.version) || !r->ReadU64(&a.filter_digest)) {
-      return Truncated("announced version");
+    if (!r->ReadStr8(&a.origin)) return Truncated(relayed ? "relayed origin" : "announced origin");
+    if (!IsValidNodeId(a.origin)) {
+      return Status::Corruption(relayed ? "invalid relayed origin" : "invalid announced origin");
     }
-  }
-  return Status::Ok();
-}
-
-// Version 7: count:varint (origin:str8 epoch:varint version:varint)*, each origin other than
-// the sender.
-Status DecodeRelayedVersions(ByteReader* r, const WireLimits& limits, const std::string& sender,
-                             std::vector<VersionAnnouncement>* out) {
-  size_t n = 0;
-  PEERBLOOM_RETURN_IF_ERROR(DecodeCount(r, limits, "relayed announcement count", &n));
-  out->resize(n);
-  for (VersionAnnouncement& a : *out) {
-    if (!r->ReadStr8(&a.origin)) return Truncated("relayed origin");
-    if (!IsValidNodeId(a.origin)) return Status::Corruption("invalid relayed origin");
-    if (a.origin == sender) {
+    if (relayed && a.origin == *relayed_by) {
       return Status::Corruption("relayed announcement of the sender's own version");
     }
-    if (!r->ReadVarint(&a.epoch) || !r->ReadVarint(&a.version)) {
-      return Truncated("relayed version");
+    if (!r->ReadVarint(&a.epoch) || !r->ReadVarint(&a.version) ||
+        (!relayed && !r->ReadU64(&a.filter_digest))) {
+      return Truncated(relayed ? "relayed version" : "announced version");
     }
   }
   return Status::Ok();
@@ -360,9 +350,9 @@ Status DecodeProbe(ByteReader* r, const WireLimits& limits, const WireHeader& h,
       return Status::Corruption("probe flags '" + std::to_string(p->flags) + "'");
     }
   }
-  PEERBLOOM_RETURN_IF_ERROR(DecodeVersions(r, limits, &p->versions));
+  PEERBLOOM_RETURN_IF_ERROR(DecodeVersions(r, limits, nullptr, &p->versions));
   if (h.version < 7) return Status::Ok();
-  return DecodeRelayedVersions(r, limits, h.sender_id, &p->relayed_versions);
+  return DecodeVersions(r, limits, &h.sender_id, &p->relayed_versions);
 }
 
 // Version 2: sig_flags:u8 [state_sig[64]] [delta_sig[64]].

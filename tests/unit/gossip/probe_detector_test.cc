@@ -409,6 +409,19 @@ size_t UpgradeOneByOne(SimCluster* c, int n, std::vector<bool>* upgraded) {
   return false_deaths;
 }
 
+// Adds node0..node<n-1>, each seeded by node0 (node0 by node1) and joining after the one
+// before: node0's inbound places fill, and a later node of a lower rank takes one from a
+// linked member.
+void JoinThroughNode0(SimCluster* c, int n) {
+  for (int i = 0; i < n; ++i) {
+    sim::NodeSpec s;
+    s.id = "node" + std::to_string(i);
+    s.seeds = {i == 0 ? "node1" : "node0"};
+    c->AddNode(s);
+    c->RunFor(200);
+  }
+}
+
 // Version 5 numbers the frames on each link and asks for lost ones again; a version 4 node
 // skips the numbers and is never asked. Upgraded one by one on a network that loses 5 % of
 // the frames, with a change at every node at each step: every change reaches every node,
@@ -450,15 +463,7 @@ TEST(ProbeDetector, ARollingUpgradeFromVersion5HoldsNoMissAndNoRefusedFrame) {
     o->fanout = 2;
     if (!upgraded[std::stoi(o->node_id.substr(4))]) o->wire_version = 5;
   });
-  // Every node links to node0 first and joins after the one before: node0's places fill, and
-  // a later node of a lower rank takes one from a linked member.
-  for (int i = 0; i < n; ++i) {
-    sim::NodeSpec s;
-    s.id = "node" + std::to_string(i);
-    s.seeds = {i == 0 ? "node1" : "node0"};
-    c.AddNode(s);
-    c.RunFor(200);
-  }
+  JoinThroughNode0(&c, n);
   ASSERT_TRUE(c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, 60000, 100));
   EXPECT_EQ(UpgradeOneByOne(&c, n, &upgraded), 0u);
   uint64_t refused = 0;
@@ -491,13 +496,7 @@ TEST(ProbeDetector, ARollingUpgradeFromVersion6HoldsNoMissAndNoRefusedFrame) {
     if (!upgraded[f.to]) own_to_old += w.probe.versions.size();
     return false;
   });
-  for (int i = 0; i < n; ++i) {
-    sim::NodeSpec s;
-    s.id = "node" + std::to_string(i);
-    s.seeds = {i == 0 ? "node1" : "node0"};
-    c.AddNode(s);
-    c.RunFor(200);
-  }
+  JoinThroughNode0(&c, n);
   ASSERT_TRUE(c.RunUntilTrue([&] { return AllSeeAllAlive(c) && c.AllHoldAll(); }, 60000, 100));
   EXPECT_EQ(UpgradeOneByOne(&c, n, &upgraded), 0u);
   uint64_t refused = 0;
