@@ -23,6 +23,8 @@
 //        pick the large cluster's failure detector, docs/gossip.md "Probe failure detection",
 //        and its probe interval, 0 for the default; the seed, 1 by default, picks the losses,
 //        the churn and the adds: runs of other seeds show how much a figure varies)
+// PEERBLOOM_SIM_TRACE=X: for each node that lists a timed add only after X intervals, print
+// the frames about the add's origin it sent and received meanwhile (sent, arrived or lost).
 // Defaults: 1e6 keys per node at 16 nodes; 1e4 at 100 nodes, because one process simulates
 // every node and each holds every other node's summary (100 x 99 summaries) and the run must
 // stay under ~2 minutes; the churn bytes scale with the keys, the digest bytes do not.
@@ -242,6 +244,8 @@ bool RunLarge(int nodes, double drop, FailureDetector detector, int64_t probe_in
   o.detector = detector;
   o.probe_interval_ms = probe_interval_ms;
   o.net_seed = net_seed;
+  if (const char* trace = std::getenv("PEERBLOOM_SIM_TRACE"))
+    o.trace_slower_than = std::atof(trace);
   const double wall0 = WallSeconds();
   sim::LargeSim run(o);
   const sim::LargeSimResult r = run.Run();
@@ -273,7 +277,7 @@ bool RunLarge(int nodes, double drop, FailureDetector detector, int64_t probe_in
       "%d live nodes\n"
       "  false deaths (a node up through the window held dead, sampled every 5 s): %zu\n"
       "  totals of the nodes up at the end: links fallen quiet %llu, grafts %llu, prunes %llu, "
-      "cuts told %llu, resyncs asked %llu\n"
+      "cuts told %llu, resyncs asked %llu, tail marks %llu\n"
       "  wall time %.1f s\n",
       r.nodes_total, o.seeds, detector == FailureDetector::kProbe ? "probe" : "heartbeat",
       static_cast<unsigned long long>(o.keys), drop * 100,
@@ -298,7 +302,8 @@ bool RunLarge(int nodes, double drop, FailureDetector detector, int64_t probe_in
       r.settled ? "yes" : "NO", r.false_negatives, r.checks, r.live_at_end, r.false_deaths,
       static_cast<unsigned long long>(r.links_quiet), static_cast<unsigned long long>(r.grafts),
       static_cast<unsigned long long>(r.prunes), static_cast<unsigned long long>(r.cuts_told),
-      static_cast<unsigned long long>(r.resyncs), WallSeconds() - wall0);
+      static_cast<unsigned long long>(r.resyncs), static_cast<unsigned long long>(r.tail_marks),
+      WallSeconds() - wall0);
   return r.settled && r.false_negatives == 0 && r.adds_converged == r.adds;
 }
 

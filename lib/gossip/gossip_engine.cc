@@ -24,6 +24,7 @@ GossipEngine::Impl::Impl(GossipOptions options)
   membership_.SetListed(opt_.listed);
   outbox_.SetChosenLookup(
       [this](const std::string& endpoint) { return membership_.ChoseEndpoint(endpoint); });
+  outbox_.SetClock(&clock_ms_);
   outbox_.SetPushLookup(
       [this](const std::string& endpoint) { return membership_.PushesTo(endpoint, clock_ms_); });
 }

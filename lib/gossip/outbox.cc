@@ -14,6 +14,7 @@ Outbox::Outbox(const GossipOptions& options, const LocalNode& self, GossipStats*
       max_pending_bytes_(options.max_pending_bytes_per_endpoint),
       wire_version_(options.wire_version),
       probes_(options.failure_detector == FailureDetector::kProbe),
+      interval_ms_(options.gossip_interval_ms),
       self_(self),
       stats_(stats) {}
 
@@ -101,12 +102,16 @@ void Outbox::SendResend(const std::string& endpoint, const std::string& public_k
   std::string payload;
   if (!EncodeResendFrame(HeaderTo(endpoint, false, false), seqs, &payload).ok()) return;
   ++stats_->resends_asked;
+  NoteLoss();
   Send(endpoint, public_key, std::move(payload), WireType::kResend);
 }
 
 void Outbox::Keep(Stream* stream, uint64_t seq, WireType type, const std::string& payload) {
   if (stream == nullptr) return;
   ++stream->next_seq;
+  stream->last_ms = Now();
+  stream->marked = false;
+  next_mark_ms_ = std::min(next_mark_ms_, stream->last_ms + interval_ms_ / 4);
   if (payload.size() > kKeptBytes) return;  // a gap the receiver repairs otherwise
   stream->kept.push_back(Kept{seq, type, payload});
   stream->kept_bytes += payload.size();
@@ -120,6 +125,7 @@ size_t Outbox::Resend(const std::string& endpoint, const std::string& public_key
                       const std::vector<uint64_t>& seqs) {
   auto it = streams_.find(endpoint);
   if (it == streams_.end()) return 0;
+  NoteLoss();
   const std::deque<Kept>& kept = it->second.kept;
   size_t sent = 0;
   for (uint64_t seq : seqs) {
@@ -132,6 +138,27 @@ size_t Outbox::Resend(const std::string& endpoint, const std::string& public_key
   }
   stats_->frames_resent += sent;
   return sent;
+}
+
+void Outbox::MarkTails(const std::vector<LinkTarget>& targets) {
+  const int64_t now = Now();
+  const int64_t quiet = interval_ms_ / 4;
+  next_mark_ms_ = INT64_MAX;
+  for (const LinkTarget& t : targets) {
+    auto it = streams_.find(t.endpoint);
+    if (it == streams_.end() || it->second.marked) continue;
+    Stream& stream = it->second;
+    if (now - stream.last_ms < quiet) {
+      next_mark_ms_ = std::min(next_mark_ms_, stream.last_ms + quiet);
+      continue;
+    }
+    if (SendOrigins(t.endpoint, t.public_key, t.chosen, WireType::kPrune, {})) ++stats_->tail_marks;
+    stream.marked = true;
+  }
+  // Streams to endpoints that are not links are not marked, and not waited on.
+  for (auto& [endpoint, stream] : streams_) {
+    if (!stream.marked && now - stream.last_ms >= quiet) stream.marked = true;
+  }
 }
 
 void Outbox::SendRequests(const std::string& endpoint, const std::string& public_key,

@@ -12,6 +12,13 @@
 // kKeptBytes) are kept, so a receiver that finds a number missing asks for it again (Resend)
 // and gets the same bytes. A frame dropped here for a full queue still takes its number: the
 // receiver sees the gap.
+//
+// A gap shows only when a later frame of the stream arrives, so the last frame of a burst, if
+// lost, has nothing after it to show it. While frames are being lost around this node (it
+// asked for a resend, or was asked for one, within the last kLossMemoryIntervals gossip
+// intervals), a link whose last numbered frame went a quarter interval ago with nothing after
+// it gets a tail mark: an empty numbered prune. Its number shows the receiver the gap (readers
+// of version 5 and up; it prunes nothing). On a network that loses nothing no mark is sent.
 #ifndef PEERBLOOM_LIB_GOSSIP_OUTBOX_H_
 #define PEERBLOOM_LIB_GOSSIP_OUTBOX_H_
 
@@ -94,6 +101,16 @@ class Outbox {
   size_t Resend(const std::string& endpoint, const std::string& public_key,
                 const std::vector<uint64_t>& seqs);
 
+  // Tail marks (above). The clock every frame is stamped with (the engine's, set on each call
+  // into it); must outlive the outbox.
+  void SetClock(const int64_t* clock_ms) { clock_ms_ = clock_ms; }
+  // Marks the streams to these links whose tails are due. Streams to other endpoints (a
+  // requester answered once) are left unmarked: the requester asks again for what it lacks.
+  void MarkTails(const std::vector<LinkTarget>& targets);
+  // When MarkTails has work next (INT64_MAX: none).
+  int64_t NextMarkMs() const { return Lossy() ? next_mark_ms_ : INT64_MAX; }
+  static constexpr int64_t kLossMemoryIntervals = 60;
+
   // Whether the endpoint's queue has no room left.
   bool QueueFull(const std::string& endpoint) const;
   // The link to `endpoint` is no longer needed (listed once until TakeDropped).
@@ -118,6 +135,8 @@ class Outbox {
     uint64_t next_seq = 1;
     std::deque<Kept> kept;
     size_t kept_bytes = 0;
+    int64_t last_ms = 0;  // when the last numbered frame was sent
+    bool marked = true;   // nothing was sent since the last tail mark (or ever)
   };
   // The stream to `endpoint` when frames are numbered (version 5), else null.
   Stream* StreamTo(const std::string& endpoint);
@@ -131,10 +150,16 @@ class Outbox {
   const size_t max_pending_bytes_;
   const uint8_t wire_version_;
   const bool probes_;  // every header says the node runs the probe detector
+  const int64_t interval_ms_;
   const LocalNode& self_;
   GossipStats* const stats_;
   std::function<bool(const std::string&)> chosen_;
   std::function<bool(const std::string&)> pushes_;
+
+  int64_t Now() const { return clock_ms_ != nullptr ? *clock_ms_ : 0; }
+  // Frames were lost on this node's links lately (a resend asked or answered).
+  bool Lossy() const { return lossy_until_ms_ > Now(); }
+  void NoteLoss() { lossy_until_ms_ = Now() + kLossMemoryIntervals * interval_ms_; }
 
   // Header() for a frame to `endpoint` (the chosen and push lookups decide the link flags).
   WireHeader HeaderTo(const std::string& endpoint, bool chosen, bool contact) const;
@@ -146,6 +171,9 @@ class Outbox {
   std::unordered_map<std::string, size_t> pending_bytes_;
   std::vector<std::string> dropped_;
   std::unordered_map<std::string, Stream> streams_;
+  const int64_t* clock_ms_ = nullptr;
+  int64_t lossy_until_ms_ = INT64_MIN;
+  int64_t next_mark_ms_ = INT64_MAX;  // the earliest tail mark due (while lossy)
 };
 
 }  // namespace peerbloom

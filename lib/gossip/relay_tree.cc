@@ -63,6 +63,7 @@ bool Dissemination::Pushes(const LinkTarget& t, std::string_view origin) const {
 }
 
 void Dissemination::OnPrune(const Member& sender, const std::vector<std::string>& origins) {
+  if (origins.empty()) return;  // a tail mark (Outbox): only its number counts
   OriginState& link = state_[sender.id];
   for (const std::string& origin : origins) link.no_push.insert(origin);
 }

@@ -62,13 +62,14 @@ void GossipEngine::Impl::OnTick(int64_t now_ms) {
     next_announce_ms_ = now_ms + AnnounceMs();
   }
   if (now_ms >= dissemination_.NextRepairMs()) dissemination_.Repair(now_ms);
+  if (now_ms >= outbox_.NextMarkMs()) outbox_.MarkTails(membership_.Targets(now_ms));
 }
 
 int64_t GossipEngine::Impl::NextDeadline() const {
   if (!started_) return 0;
   const int64_t announce = dissemination_.AnnouncementsPending() ? next_announce_ms_ : INT64_MAX;
-  int64_t next =
-      std::min({next_round_ms_, next_anti_entropy_ms_, announce, dissemination_.NextRepairMs()});
+  int64_t next = std::min({next_round_ms_, next_anti_entropy_ms_, announce,
+                           dissemination_.NextRepairMs(), outbox_.NextMarkMs()});
   if (membership_.probe_mode()) {
     next = std::min({next, prober_.NextDeadline(), membership_.NextSuspicionMs(),
                      refute_due_ ? next_refute_ms_ : INT64_MAX});

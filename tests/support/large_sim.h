@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <set>
@@ -48,6 +49,9 @@ struct LargeSimOptions {
   int samples_per_node = 5;  // keys checked per live node at the end
   FailureDetector detector = FailureDetector::kHeartbeat;
   int64_t probe_interval_ms = 0;  // 0: the default (GossipOptions::probe_interval_ms)
+  // Prints, for each node that lists an add only after this many intervals, the frames it
+  // sent and received about the add's origin while it waited (0: no trace).
+  double trace_slower_than = 0;
 };
 
 struct Distribution {
@@ -59,7 +63,7 @@ struct LargeSimResult {
   int nodes_total = 0;  // including joiners
   int live_at_end = 0;
   // Totals of the engines up at the end (restarted ones count from their restart).
-  uint64_t links_quiet = 0, grafts = 0, prunes = 0, cuts_told = 0, resyncs = 0;
+  uint64_t links_quiet = 0, grafts = 0, prunes = 0, cuts_told = 0, resyncs = 0, tail_marks = 0;
   int failures = 0, restarts = 0, joins = 0;
   double join_s = -1;                 // all initial nodes hold every summary (versions)
   Distribution bytes_per_s;           // non-seed nodes up through the window
@@ -93,7 +97,15 @@ inline Distribution Summarize(std::vector<double> v) {
 
 class LargeSim {
  public:
-  explicit LargeSim(LargeSimOptions o) : o_(o), c_(Net(o), Base(o)), rng_(o.net_seed * 7919 + 1) {}
+  explicit LargeSim(LargeSimOptions o) : o_(o), c_(Net(o), Base(o)), rng_(o.net_seed * 7919 + 1) {
+    if (o_.trace_slower_than > 0) {
+      c_.SetFilter([this](const Frame& f) {
+        Trace(f, false);
+        return false;
+      });
+      c_.SetDeliverHook([this](const Frame& f) { Trace(f, true); });
+    }
+  }
 
   LargeSimResult Run() {
     LargeSimResult r;
@@ -115,6 +127,7 @@ class LargeSim {
       r.grafts += st.grafts;
       r.prunes += st.prunes;
       r.cuts_told += st.cuts_told;
+      r.tail_marks += st.tail_marks;
       r.resyncs += st.resyncs_requested;
     }
     return r;
@@ -130,7 +143,9 @@ class LargeSim {
     int holder = 0;
     KeyHash key;
     int64_t t0 = 0;
-    std::vector<int> waiting;  // nodes not listing it yet
+    uint64_t version = 0;
+    std::vector<int> waiting;                     // nodes not listing it yet
+    std::map<int, std::vector<std::string>> log;  // by waiting node (trace_slower_than)
   };
 
   // The measured window's baseline: each node's bytes sent when it opened (bytes by type go
@@ -350,6 +365,7 @@ class LargeSim {
     c_.Publish(holder);
     c_.Flush(holder);
     t.t0 = c_.now();
+    t.version = c_.node(holder).builder->current().version;
     for (size_t i = 0; i < c_.size(); ++i) {
       if (static_cast<int>(i) != holder && c_.node(static_cast<int>(i)).up) {
         t.waiting.push_back(static_cast<int>(i));
@@ -361,11 +377,14 @@ class LargeSim {
   void CheckTrials(int64_t interval, LargeSimResult* r) {
     for (auto it = trials_.begin(); it != trials_.end();) {
       Trial& t = *it;
-      t.waiting.erase(
-          std::remove_if(
-              t.waiting.begin(), t.waiting.end(),
-              [&](int n) { return !c_.node(n).up || c_.WhoHasHash(n, "", t.key, t.holder); }),
-          t.waiting.end());
+      t.waiting.erase(std::remove_if(t.waiting.begin(), t.waiting.end(),
+                                     [&](int n) {
+                                       if (!c_.node(n).up) return true;
+                                       if (!c_.WhoHasHash(n, "", t.key, t.holder)) return false;
+                                       PrintTrace(t, n, interval);
+                                       return true;
+                                     }),
+                      t.waiting.end());
       if (t.waiting.empty()) {
         r->add_intervals.push_back(static_cast<double>(c_.now() - t.t0) /
                                    static_cast<double>(interval));
@@ -394,6 +413,72 @@ class LargeSim {
       if (matching + 1 != live.size()) return false;
     }
     return true;
+  }
+
+  // Notes a frame sent (delivered = false) or delivered that is about a trial's origin and
+  // to or from one of its waiting nodes.
+  void Trace(const Frame& f, bool delivered) {
+    for (Trial& t : trials_) {
+      const bool to = std::find(t.waiting.begin(), t.waiting.end(), f.to) != t.waiting.end();
+      const bool from = std::find(t.waiting.begin(), t.waiting.end(), f.from) != t.waiting.end();
+      if (!to && !from) continue;
+      const std::string& origin = c_.node(t.holder).spec.id;
+      if (f.payload.find(origin) == std::string::npos) continue;
+      WireFrame w;
+      if (!DecodeFrame(f.payload, WireLimits(), &w).ok()) continue;
+      std::string what;
+      auto named = [&](const std::string& id, uint64_t v, const char* kind) {
+        if (id == origin) what += std::string(kind) + " v" + std::to_string(v) + " ";
+      };
+      switch (w.header.type) {
+        case WireType::kDelta:
+        case WireType::kFullSummary: {
+          MessageHeader h;
+          if (PeekHeader(w.summary_bytes, DecodeLimits(), &h).ok() && h.origin == origin) {
+            what = (w.header.type == WireType::kDelta ? "delta v" : "full v") +
+                   std::to_string(h.version) + " #" + std::to_string(w.link_seq);
+          }
+          break;
+        }
+        case WireType::kDigest:
+          for (const DigestEntry& e : w.digest.entries) {
+            named(e.origin, e.has_summary ? e.version : 0, "digest");
+          }
+          break;
+        case WireType::kProbe:
+          for (const auto& v : w.probe.versions) named(v.origin, v.version, "probe");
+          for (const auto& v : w.probe.relayed_versions) named(v.origin, v.version, "probe");
+          break;
+        case WireType::kRequestFull:
+          for (const FullRequest& q : w.requests) named(q.origin, q.have_version, "request have");
+          break;
+        case WireType::kPrune:
+        case WireType::kGraft:
+          for (const std::string& o : w.origins) {
+            named(o, 0, w.header.type == WireType::kPrune ? "prune" : "graft");
+          }
+          break;
+        default:
+          break;
+      }
+      if (what.empty()) continue;
+      char line[256];
+      std::snprintf(line, sizeof line, "    %+6.2f %s node%d %s: %s",
+                    static_cast<double>(c_.now() - t.t0) / 1000.0, to ? "in  <-" : "out ->",
+                    to ? f.from : f.to, delivered ? "arrived" : "sent   ", what.c_str());
+      t.log[to ? f.to : f.from].push_back(line);
+    }
+  }
+
+  void PrintTrace(const Trial& t, int n, int64_t interval) {
+    const double took = static_cast<double>(c_.now() - t.t0) / static_cast<double>(interval);
+    if (o_.trace_slower_than <= 0 || took < o_.trace_slower_than) return;
+    std::printf("  trace: node%d lists node%d v%llu after %.2f intervals\n", n, t.holder,
+                static_cast<unsigned long long>(t.version), took);
+    auto it = t.log.find(n);
+    if (it != t.log.end()) {
+      for (const std::string& line : it->second) std::printf("%s\n", line.c_str());
+    }
   }
 
   static int Index(const std::string& id) {

@@ -317,6 +317,8 @@ class SimCluster {
   }
   // Drops frames for which the hook returns true (before the random faults).
   void SetFilter(std::function<bool(const Frame&)> hook) { filter_ = std::move(hook); }
+  // Sees each frame as it reaches an up node (tracing).
+  void SetDeliverHook(std::function<void(const Frame&)> hook) { deliver_ = std::move(hook); }
   // Adds the hook's answer (ms) to a frame's latency (a slow link).
   void SetDelay(std::function<int64_t(const Frame&)> hook) { delay_ = std::move(hook); }
   // Addition: adjusts each node's options as it boots (after node_id and seeds are set).
@@ -345,6 +347,7 @@ class SimCluster {
       inflight_.pop();
       SimNode& dst = *nodes_[f.to];
       if (!dst.up) continue;
+      if (deliver_) deliver_(f);
       (void)dst.engine->OnMessage(f.payload, now_);  // refusals are counted by the engine
       Collect(f.to);
     }
@@ -402,6 +405,7 @@ class SimCluster {
   std::priority_queue<Frame, std::vector<Frame>, std::greater<Frame>> inflight_;
   std::function<bool(const Frame&)> filter_;
   std::function<int64_t(const Frame&)> delay_;
+  std::function<void(const Frame&)> deliver_;
   std::function<void(GossipOptions*)> boot_hook_;
 };
 

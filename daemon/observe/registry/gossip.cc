@@ -24,7 +24,7 @@ constexpr Label kIn{"direction", "in"};
 constexpr Label kOut{"direction", "out"};
 
 // The gossip engine: membership, traffic, repairs and refusals.
-constexpr std::array<Stat<Context>, 47> kGossip = {{
+constexpr std::array<Stat<Context>, 48> kGossip = {{
     {"members_known", "members known", kGauge, kStatsOnly,
      [](const Context& c) -> Json { return c.peers.size(); }},
     {"members_alive", "members alive", kGauge, Metric(kMembers, {"state", "alive"}),
@@ -110,6 +110,9 @@ constexpr std::array<Stat<Context>, 47> kGossip = {{
     {"frames_resent", "kept numbered frames sent again at a receiver's ask", kCounter,
      Metric(kRepairs, {"kind", "frame_resent"}),
      [](const Context& c) -> Json { return G(c).frames_resent; }},
+    {"tail_marks", "tail marks sent after a link's last numbered frame, while frames are lost",
+     kCounter, Metric(kRepairs, {"kind", "tail_mark"}),
+     [](const Context& c) -> Json { return G(c).tail_marks; }},
     {"resyncs_requested", "full summaries asked for after a version gap or a digest mismatch",
      kCounter, Metric("peerbloom_gossip_resyncs_requested_total"),
      [](const Context& c) -> Json { return G(c).resyncs_requested; }},

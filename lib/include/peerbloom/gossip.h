@@ -288,6 +288,7 @@ struct GossipStats {
   uint64_t link_gaps = 0;      // frames found missing from a sender's numbered stream
   uint64_t resends_asked = 0;  // resend frames sent (first asks and retries)
   uint64_t frames_resent = 0;  // kept numbered frames sent again at a receiver's ask
+  uint64_t tail_marks = 0;     // tail marks sent: a link's last frame went with none after it
 };
 
 class GossipEngine {
