@@ -146,6 +146,7 @@ class LargeSim {
     uint64_t version = 0;
     std::vector<int> waiting;                     // nodes not listing it yet
     std::map<int, std::vector<std::string>> log;  // by waiting node (trace_slower_than)
+    std::map<std::pair<int, int>, bool> peers;    // (waiting, sender): next frame seen
   };
 
   // The measured window's baseline: each node's bytes sent when it opened (bytes by type go
@@ -422,14 +423,31 @@ class LargeSim {
       const bool to = std::find(t.waiting.begin(), t.waiting.end(), f.to) != t.waiting.end();
       const bool from = std::find(t.waiting.begin(), t.waiting.end(), f.from) != t.waiting.end();
       if (!to && !from) continue;
+      const int waiting = to ? f.to : f.from;
+      const int other = to ? f.from : f.to;
       const std::string& origin = c_.node(t.holder).spec.id;
-      if (f.payload.find(origin) == std::string::npos) continue;
+      // Peers that sent the waiting node a frame about the origin: their marks and resends,
+      // and the first numbered frame after, are noted too.
+      auto peer = t.peers.find({waiting, other});
+      const bool about = f.payload.find(origin) != std::string::npos;
+      if (!about && peer == t.peers.end()) continue;
       WireFrame w;
       if (!DecodeFrame(f.payload, WireLimits(), &w).ok()) continue;
       std::string what;
       auto named = [&](const std::string& id, uint64_t v, const char* kind) {
         if (id == origin) what += std::string(kind) + " v" + std::to_string(v) + " ";
       };
+      if (!about) {
+        if (w.header.type == WireType::kResend) {
+          what = "resend";
+          for (uint64_t q : w.resend_seqs) what += " #" + std::to_string(q);
+        } else if (w.header.type == WireType::kPrune && w.origins.empty()) {
+          what = "tail mark #" + std::to_string(w.link_seq);
+        } else if (w.link_seq != 0 && to && delivered && !peer->second) {
+          what = "next frame #" + std::to_string(w.link_seq);
+          peer->second = true;
+        }
+      }
       switch (w.header.type) {
         case WireType::kDelta:
         case WireType::kFullSummary: {
@@ -466,7 +484,8 @@ class LargeSim {
       std::snprintf(line, sizeof line, "    %+6.2f %s node%d %s: %s",
                     static_cast<double>(c_.now() - t.t0) / 1000.0, to ? "in  <-" : "out ->",
                     to ? f.from : f.to, delivered ? "arrived" : "sent   ", what.c_str());
-      t.log[to ? f.to : f.from].push_back(line);
+      t.log[waiting].push_back(line);
+      if (about && to && w.link_seq != 0) t.peers[{waiting, other}] = false;
     }
   }
 
