@@ -110,8 +110,8 @@ void Outbox::Keep(Stream* stream, uint64_t seq, WireType type, const std::string
   if (stream == nullptr) return;
   ++stream->next_seq;
   stream->last_ms = Now();
-  stream->marked = false;
-  next_mark_ms_ = std::min(next_mark_ms_, stream->last_ms + interval_ms_ / 4);
+  stream->marks = 0;
+  next_mark_ms_ = std::min(next_mark_ms_, MarkDueMs(*stream));
   if (payload.size() > kKeptBytes) return;  // a gap the receiver repairs otherwise
   stream->kept.push_back(Kept{seq, type, payload});
   stream->kept_bytes += payload.size();
@@ -140,24 +140,30 @@ size_t Outbox::Resend(const std::string& endpoint, const std::string& public_key
   return sent;
 }
 
+int64_t Outbox::MarkDueMs(const Stream& stream) const {
+  return stream.marks >= kTailMarks ? INT64_MAX
+                                    : stream.last_ms + (interval_ms_ / 4 << stream.marks);
+}
+
 void Outbox::MarkTails(const std::vector<LinkTarget>& targets) {
   const int64_t now = Now();
-  const int64_t quiet = interval_ms_ / 4;
   next_mark_ms_ = INT64_MAX;
   for (const LinkTarget& t : targets) {
     auto it = streams_.find(t.endpoint);
-    if (it == streams_.end() || it->second.marked) continue;
+    if (it == streams_.end()) continue;
     Stream& stream = it->second;
-    if (now - stream.last_ms < quiet) {
-      next_mark_ms_ = std::min(next_mark_ms_, stream.last_ms + quiet);
+    if (now < MarkDueMs(stream)) {
+      next_mark_ms_ = std::min(next_mark_ms_, MarkDueMs(stream));
       continue;
     }
+    const int marks = stream.marks + 1;
     if (SendOrigins(t.endpoint, t.public_key, t.chosen, WireType::kPrune, {})) ++stats_->tail_marks;
-    stream.marked = true;
+    stream.marks = marks;  // the mark itself, kept as a frame, reset the count
+    next_mark_ms_ = std::min(next_mark_ms_, MarkDueMs(stream));
   }
   // Streams to endpoints that are not links are not marked, and not waited on.
   for (auto& [endpoint, stream] : streams_) {
-    if (!stream.marked && now - stream.last_ms >= quiet) stream.marked = true;
+    if (now >= MarkDueMs(stream)) stream.marks = kTailMarks;
   }
 }
 

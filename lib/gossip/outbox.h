@@ -18,7 +18,8 @@
 // asked for a resend, or was asked for one, within the last kLossMemoryIntervals gossip
 // intervals), a link whose last numbered frame went a quarter interval ago with nothing after
 // it gets a tail mark: an empty numbered prune. Its number shows the receiver the gap (readers
-// of version 5 and up; it prunes nothing). On a network that loses nothing no mark is sent.
+// of version 5 and up; it prunes nothing). A second mark follows half an interval later while
+// the link stays silent. On a network that loses nothing no mark is sent.
 #ifndef PEERBLOOM_LIB_GOSSIP_OUTBOX_H_
 #define PEERBLOOM_LIB_GOSSIP_OUTBOX_H_
 
@@ -110,6 +111,9 @@ class Outbox {
   // When MarkTails has work next (INT64_MAX: none).
   int64_t NextMarkMs() const { return Lossy() ? next_mark_ms_ : INT64_MAX; }
   static constexpr int64_t kLossMemoryIntervals = 60;
+  // Marks after a link's last frame: a quarter interval after it, then half an interval after
+  // the first mark (a mark lost with the frame it shows would leave the gap hidden).
+  static constexpr int kTailMarks = 2;
 
   // Whether the endpoint's queue has no room left.
   bool QueueFull(const std::string& endpoint) const;
@@ -135,11 +139,13 @@ class Outbox {
     uint64_t next_seq = 1;
     std::deque<Kept> kept;
     size_t kept_bytes = 0;
-    int64_t last_ms = 0;  // when the last numbered frame was sent
-    bool marked = true;   // nothing was sent since the last tail mark (or ever)
+    int64_t last_ms = 0;     // when the last numbered frame (or tail mark) was sent
+    int marks = kTailMarks;  // tail marks sent since the last frame (none due at first)
   };
   // The stream to `endpoint` when frames are numbered (version 5), else null.
   Stream* StreamTo(const std::string& endpoint);
+  // When the stream's next tail mark is due (INT64_MAX: none).
+  int64_t MarkDueMs(const Stream& stream) const;
   // Takes the frame's number (already written into it) and keeps it for a resend.
   void Keep(Stream* stream, uint64_t seq, WireType type, const std::string& payload);
 
