@@ -128,10 +128,6 @@ class Dissemination {
   // Versions announced but not delivered within a tenth of an interval: graft and ask the
   // announcer (again an interval later while still missing).
   void Repair(int64_t now_ms);
-  // Frames of `sender` that its stream lost for good (LinkStreams gave them up): the origins
-  // it may push here, or whose copies came from it, are asked for on two other links that
-  // carry deltas, from the version held (answered only with something newer).
-  void AskAround(const std::string& sender, int64_t now_ms);
   // Live members whose current summary this node has lacked for two rounds with none
   // announced (a copy lost with nothing after it on its link): asked of the member itself.
   void RequestLacking(int64_t now_ms);

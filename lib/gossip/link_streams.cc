@@ -27,14 +27,10 @@ bool LinkStreams::Note(const std::string& sender, uint64_t sender_epoch, uint64_
   // Numbers skipped are missing; only the latest kMaxResendSeqs can still be kept by the
   // sender, so older ones are not asked for.
   const uint64_t first = seq - s.next > kMaxResendSeqs ? seq - kMaxResendSeqs : s.next;
-  if (first > s.next) given_up_.insert(sender);
   if (s.missing.empty() && first < seq) s.ask_ms = now_ms + grace_ms_;
   for (uint64_t n = first; n < seq; ++n) s.missing.emplace(n, 0);
   stats_->link_gaps += seq - s.next;
-  while (s.missing.size() > kMaxResendSeqs) {
-    s.missing.erase(s.missing.begin());
-    given_up_.insert(sender);
-  }
+  while (s.missing.size() > kMaxResendSeqs) s.missing.erase(s.missing.begin());
   if (!s.missing.empty()) gapped_.insert(sender);
   s.next = seq + 1;
   return false;
@@ -50,26 +46,14 @@ std::vector<std::pair<std::string, std::vector<uint64_t>>> LinkStreams::TakeDue(
     }
     std::vector<uint64_t> seqs;
     for (auto it = s.missing.begin(); it != s.missing.end();) {
-      if (it->second >= kMaxAsks) {  // its last ask went a retry ago
-        given_up_.insert(*g);
-        it = s.missing.erase(it);
-        continue;
-      }
       seqs.push_back(it->first);
-      ++it->second;
-      ++it;
+      it = ++it->second >= kMaxAsks ? s.missing.erase(it) : std::next(it);
     }
     s.ask_ms = now_ms + retry_ms_;
-    if (!seqs.empty()) due.emplace_back(*g, std::move(seqs));
+    due.emplace_back(*g, std::move(seqs));
     g = s.missing.empty() ? gapped_.erase(g) : std::next(g);
   }
   return due;
-}
-
-std::vector<std::string> LinkStreams::TakeGivenUp() {
-  std::vector<std::string> out(given_up_.begin(), given_up_.end());
-  given_up_.clear();
-  return out;
 }
 
 int64_t LinkStreams::NextDueMs() const {
@@ -81,7 +65,6 @@ int64_t LinkStreams::NextDueMs() const {
 void LinkStreams::Forget(const std::string& sender) {
   streams_.erase(sender);
   gapped_.erase(sender);
-  given_up_.erase(sender);
 }
 
 size_t LinkStreams::missing() const {

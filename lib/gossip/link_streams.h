@@ -5,8 +5,6 @@
 // later, and again every quarter interval, at most kMaxAsks times; the sender answers from the
 // frames it keeps. A stream restarts with the sender's epoch; the first frame of a stream only sets
 // where it stands (what came before was for an earlier incarnation of this node, or is gone).
-// A number given up (asked kMaxAsks times in vain, or too old for the sender to keep) is
-// reported, so its sender's origins can be asked for on other links.
 //
 // Not thread-safe; owned by Dissemination.
 #ifndef PEERBLOOM_LIB_GOSSIP_LINK_STREAMS_H_
@@ -37,11 +35,7 @@ class LinkStreams {
   bool Note(const std::string& sender, uint64_t sender_epoch, uint64_t seq, int64_t now_ms);
 
   // The numbers due to be asked for, by sender (at most kMaxResendSeqs each, oldest first).
-  // A number still missing a retry after its last ask is given up.
   std::vector<std::pair<std::string, std::vector<uint64_t>>> TakeDue(int64_t now_ms);
-  // Senders with numbers given up since the last call (asked kMaxAsks times in vain, or too
-  // old to be kept by the sender): what those frames carried must come another way.
-  std::vector<std::string> TakeGivenUp();
   // When TakeDue has work next (INT64_MAX: none).
   int64_t NextDueMs() const;
 
@@ -64,7 +58,6 @@ class LinkStreams {
   GossipStats* const stats_;
   StringMap<Stream> streams_;
   StringSet gapped_;  // senders whose streams have numbers missing
-  StringSet given_up_;
 };
 
 }  // namespace peerbloom

@@ -274,34 +274,7 @@ void Dissemination::Repair(int64_t now_ms) {
     const Member* m = members_.Find(sender);
     if (m != nullptr && !m->endpoint.empty()) outbox_->SendResend(m->endpoint, m->public_key, seqs);
   }
-  for (const std::string& sender : links_in_.TakeGivenUp()) AskAround(sender, now_ms);
   next_repair_ms_ = std::min(next_repair_ms_, links_in_.NextDueMs());
-}
-
-void Dissemination::AskAround(const std::string& sender, int64_t now_ms) {
-  // What the lost frame carried is unknown: any origin the sender may push here (not pruned
-  // on its link), or whose copy held came from it.
-  const OriginState* link = Find(sender);
-  std::vector<std::string> orphans;
-  for (const auto& [id, st] : state_) {
-    if (st.last_from == sender || (link != nullptr && link->pruned_here.count(id) == 0)) {
-      orphans.push_back(id);
-    }
-  }
-  if (orphans.empty()) return;
-  StringMap<int> asked;  // two links each, in case one ask or answer is lost
-  for (const LinkTarget& t : members_.Targets(now_ms)) {
-    if (t.member_id == sender || push_links_.count(t.member_id) == 0) continue;
-    std::vector<FullRequest> catch_up;
-    for (const std::string& origin : orphans) {
-      const Member* m = members_.Find(origin);
-      if (m != nullptr && origin != t.member_id && HoldsCurrent(*m) && ++asked[origin] <= 2) {
-        catch_up.push_back(FullRequest{origin, m->epoch, HeldVersion(origin)});
-      }
-    }
-    if (!catch_up.empty()) ++stats_->resyncs_requested;
-    outbox_->SendRequests(t.endpoint, t.public_key, catch_up);
-  }
 }
 
 void Dissemination::SendOwnUpdates(int64_t now_ms) {
