@@ -113,9 +113,11 @@ void Outbox::Keep(Stream* stream, uint64_t seq, WireType type, const std::string
   stream->marks = 0;
   next_mark_ms_ = std::min(next_mark_ms_, MarkDueMs(*stream));
   if (payload.size() > kKeptBytes) return;  // a gap the receiver repairs otherwise
-  stream->kept.push_back(Kept{seq, type, payload});
+  stream->kept.push_back(Kept{seq, type, payload, stream->last_ms});
   stream->kept_bytes += payload.size();
-  while (stream->kept.size() > kKeptFrames || stream->kept_bytes > kKeptBytes) {
+  const int64_t kept_since = stream->last_ms - kKeptIntervals * interval_ms_;
+  while ((stream->kept.size() > kKeptFrames && stream->kept.front().sent_ms < kept_since) ||
+         stream->kept_bytes > kKeptBytes) {
     stream->kept_bytes -= stream->kept.front().payload.size();
     stream->kept.pop_front();
   }

@@ -8,10 +8,12 @@
 // the next anti-entropy exchange.
 //
 // Summary frames (full summaries and deltas) and relay tree frames (prunes, grafts) to each
-// endpoint are numbered 1, 2, ... (wire version 5), and the last kKeptFrames of them (at most
-// kKeptBytes) are kept, so a receiver that finds a number missing asks for it again (Resend)
-// and gets the same bytes. A frame dropped here for a full queue still takes its number: the
-// receiver sees the gap.
+// endpoint are numbered 1, 2, ... (wire version 5), and kept for a resend: those sent in the
+// last kKeptIntervals gossip intervals, and at least the last kKeptFrames, within kKeptBytes.
+// A receiver that finds a number missing asks for it again (Resend) and gets the same bytes.
+// A busy link carries more than kKeptFrames frames an interval, so the asks a receiver makes
+// over about an interval must find them kept. A frame dropped here for a full queue still takes its
+// number: the receiver sees the gap.
 //
 // A gap shows only when a later frame of the stream arrives, so the last frame of a burst, if
 // lost, has nothing after it to show it. While frames are being lost around this node (it
@@ -123,7 +125,9 @@ class Outbox {
   std::vector<Outgoing> TakeOutgoing();
   std::vector<std::string> TakeDropped();
 
-  // Per endpoint: frames kept for a resend, and the bytes they may take.
+  // Per endpoint: frames kept for a resend (those of the last kKeptIntervals, and at least
+  // the last kKeptFrames), and the bytes they may take.
+  static constexpr int64_t kKeptIntervals = 2;
   static constexpr size_t kKeptFrames = 64;
   static constexpr size_t kKeptBytes = size_t{256} << 10;
 
@@ -132,6 +136,7 @@ class Outbox {
     uint64_t seq = 0;
     WireType type = WireType::kDelta;
     std::string payload;
+    int64_t sent_ms = 0;
   };
   // The numbered frames to one endpoint. The counter outlives the kept frames (a link
   // dropped and made again keeps numbering on), so a receiver never sees numbers go back.

@@ -129,9 +129,13 @@ TEST(Outbox, NumbersSummaryFramesPerEndpointAndResendsTheSameBytes) {
 TEST(Outbox, KeepsTheLatestFramesAndNumbersOnAfterADroppedLink) {
   Fixture f(Options());
   Outbox& out = f.out;
+  int64_t now_ms = 0;
+  out.SetClock(&now_ms);
   const size_t n = Outbox::kKeptFrames + 5;
   for (size_t i = 0; i < n; ++i) {
     out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d" + std::to_string(i));
+    // Each older than the kept window by the time the next is sent.
+    now_ms += Outbox::kKeptIntervals * f.options.gossip_interval_ms + 1;
   }
   (void)out.TakeOutgoing();
   EXPECT_EQ(out.Resend("tcp://b:1", "", {1, 5, 6, n}), 2u);  // 6 and n are still kept
@@ -140,6 +144,33 @@ TEST(Outbox, KeepsTheLatestFramesAndNumbersOnAfterADroppedLink) {
   EXPECT_EQ(out.Resend("tcp://b:1", "", {n}), 0u);
   out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "next");
   EXPECT_EQ(SeqsOf(out.TakeOutgoing()), (std::vector<uint64_t>{n + 1}));
+}
+
+// A busy link sends more than kKeptFrames frames an interval: a receiver asking over the next
+// interval must still find every one of them, and a frame is let go once it is both outside
+// the window and beyond the latest kKeptFrames.
+TEST(Outbox, KeepsEveryFrameOfTheLastIntervalsOnABusyLink) {
+  Fixture f(Options());
+  Outbox& out = f.out;
+  int64_t now_ms = 1000;
+  out.SetClock(&now_ms);
+  const int64_t window = Outbox::kKeptIntervals * f.options.gossip_interval_ms;
+  const size_t burst = 4 * Outbox::kKeptFrames;
+  for (size_t i = 0; i < burst; ++i) {
+    out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "d" + std::to_string(i));
+  }
+  (void)out.TakeOutgoing();
+  now_ms += window;  // the burst is exactly at the edge of the window: all kept
+  out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "edge");
+  (void)out.TakeOutgoing();
+  EXPECT_EQ(out.Resend("tcp://b:1", "", {1, burst / 2, burst, burst + 1}), 4u);
+  (void)out.TakeOutgoing();
+  now_ms += 1;  // the burst leaves the window: only the latest kKeptFrames stay
+  out.SendSummaryBytes("tcp://b:1", "", false, WireType::kDelta, "after");
+  (void)out.TakeOutgoing();
+  const uint64_t last = burst + 2;
+  EXPECT_EQ(out.Resend("tcp://b:1", "", {1, last - Outbox::kKeptFrames}), 0u);
+  EXPECT_EQ(out.Resend("tcp://b:1", "", {last - Outbox::kKeptFrames + 1, last}), 2u);
 }
 
 TEST(Outbox, AFrameDroppedForAFullQueueStillTakesItsNumber) {
