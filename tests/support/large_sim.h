@@ -278,9 +278,36 @@ class LargeSim {
         if (p.alive) continue;
         auto it = index.find(p.node_id);
         if (it == index.end() || !c_.node(it->second).up || w.down.count(it->second) != 0) continue;
-        seen->emplace(at, it->second);
+        if (seen->emplace(at, it->second).second && o_.trace_slower_than > 0) TraceDeath(at, p);
       }
     }
+  }
+
+  // A false death (trace_slower_than set): what the node holds of the member, and what the
+  // rest of the cluster holds of it.
+  void TraceDeath(int at, const PeerInfo& held) {
+    size_t alive = 0, dead = 0;
+    uint64_t epoch = 0, beat = 0;
+    for (size_t b = 0; b < c_.size(); ++b) {
+      const int other = static_cast<int>(b);
+      if (!c_.node(other).up || other == at) continue;
+      for (const PeerInfo& p : c_.engine(other).Peers(c_.now())) {
+        if (p.node_id != held.node_id) continue;
+        ++(p.alive ? alive : dead);
+        if (std::make_pair(p.epoch, p.heartbeat) > std::make_pair(epoch, beat)) {
+          epoch = p.epoch;
+          beat = p.heartbeat;
+        }
+      }
+    }
+    std::printf(
+        "  trace: node%d holds %s dead at %.1f s: epoch %llu heartbeat %llu, last heard %.1f s "
+        "ago; elsewhere alive at %zu, dead at %zu, newest epoch %llu heartbeat %llu\n",
+        at, held.node_id.c_str(), static_cast<double>(c_.now()) / 1000.0,
+        static_cast<unsigned long long>(held.epoch),
+        static_cast<unsigned long long>(held.heartbeat),
+        static_cast<double>(c_.now() - held.last_heard_ms) / 1000.0, alive, dead,
+        static_cast<unsigned long long>(epoch), static_cast<unsigned long long>(beat));
   }
 
   static NetOptions Net(const LargeSimOptions& o) {
