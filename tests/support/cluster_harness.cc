@@ -200,7 +200,8 @@ bool Node::Start(const NodeOptions& o, const std::vector<Node*>& seeds) {
   const std::string log_path = dir_ + "/stderr.log";
   // Made before fork: the child of a threaded process may only make async-signal-safe calls.
   std::vector<std::string> args = o.exec_prefix;
-  for (const char* a : {PEERBLOOMD_BIN, "--config", config_path.c_str(), "--foreground"}) {
+  const char* binary = o.daemon_binary.empty() ? PEERBLOOMD_BIN : o.daemon_binary.c_str();
+  for (const char* a : {binary, "--config", config_path.c_str(), "--foreground"}) {
     args.emplace_back(a);
   }
   std::vector<char*> argv;

@@ -55,6 +55,9 @@ struct NodeOptions {
   // --reuid=USER ...` runs it as another user with the capabilities a systemd drop-in gives
   // (the daemon's argv is appended). The node's directory must then be that user's.
   std::vector<std::string> exec_prefix;
+  // Default: "" (the peerbloomd built with the tests). Another peerbloomd binary to start, as
+  // a rolling-upgrade test starts a build of an older release on the same data dir and ports.
+  std::string daemon_binary;
 };
 
 class Node {
@@ -73,6 +76,8 @@ class Node {
   void Kill9();
   bool Stop();  // SIGTERM, then wait for the exit
   bool running() const { return pid_ > 0; }
+  // Whether no daemon runs: never started, stopped, or exited on its own since it started.
+  bool exited() const { return Exited(); }
 
   // One control request. Returns false (and fills *error) on a transport problem or a refusal.
   // Waits for the answer as long as the daemon runs, up to kCallTimeout.
