@@ -9,7 +9,7 @@ CMAKE_FLAGS += -DPEERBLOOM_WERROR=ON
 endif
 
 .PHONY: all deps demo-deps configure demo-configure build test demo bench bench-all results fuzz \
-	fuzz-run soak \
+	fuzz-run soak upgrade-test \
 	format clean
 
 all: build
@@ -67,8 +67,16 @@ MINUTES ?= 10
 soak: build
 	@bash scripts/soak.sh --minutes $(MINUTES) --build $(BUILD_DIR)
 
+# Not part of `make test`: daemons of an older release (OLD_REF, default 198fffe: wire version 3)
+# upgraded one by one to this tree's. The old release is built from git history into
+# build-old/ (about 10 minutes on one core, then reused); docs/gossip.md says what it checks.
+OLD_REF ?= 198fffe
+UPGRADE_DIR ?= build-upgrade
+upgrade-test:
+	@JOBS=$(JOBS) bash scripts/rolling-upgrade.sh $(UPGRADE_DIR) $(OLD_REF)
+
 format:
 	@find lib daemon cli tests bench -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
 clean:
-	@rm -rf $(BUILD_DIR) build-fuzz $(BENCH_DIR)
+	@rm -rf $(BUILD_DIR) build-fuzz $(BENCH_DIR) $(UPGRADE_DIR) build-old
