@@ -17,8 +17,14 @@ bool LinkStreams::Note(const std::string& sender, uint64_t sender_epoch, uint64_
     gapped_.erase(sender);
     s = Stream();
     s.epoch = sender_epoch;
-    s.next = seq + 1;
-    return false;
+    // A stream seen from near its start (a new link, or the answer to a request) lost its
+    // first frames on the way: numbers from 1 are asked for. Further in, the numbers before
+    // went to an earlier incarnation of this node, or are gone.
+    s.next = seq <= kFirstFrames ? 1 : seq;
+    if (seq == s.next) {
+      s.next = seq + 1;
+      return false;
+    }
   }
   if (seq < s.next) {
     if (s.missing.erase(seq) != 0 && s.missing.empty()) gapped_.erase(sender);

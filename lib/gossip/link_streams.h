@@ -4,7 +4,8 @@
 // (the network, a reconnect, a full queue). The number is asked for again a fiftieth of an interval
 // later, and again every quarter interval, at most kMaxAsks times; the sender answers from the
 // frames it keeps. A stream restarts with the sender's epoch; the first frame of a stream only sets
-// where it stands (what came before was for an earlier incarnation of this node, or is gone).
+// where it stands (what came before was for an earlier incarnation of this node, or is gone),
+// unless its number is at most kFirstFrames: then the numbers before it are asked for.
 //
 // Not thread-safe; owned by Dissemination.
 #ifndef PEERBLOOM_LIB_GOSSIP_LINK_STREAMS_H_
@@ -27,6 +28,9 @@ class LinkStreams {
   // each way, three asks all failed for about one lost frame in a thousand, which at 1,000
   // nodes left a few adds waiting for anti-entropy.
   static constexpr int kMaxAsks = 5;
+  // A stream whose first frame seen is numbered at most this was seen from its start: the
+  // numbers before it were lost, and are asked for.
+  static constexpr uint64_t kFirstFrames = 4;
 
   // `grace_ms`: how long a gap may wait for a late frame before it is asked for; `retry_ms`:
   // the wait between asks. `stats` counts the gaps (link_gaps) and must outlive this.

@@ -59,6 +59,23 @@ TEST(LinkStreams, ANetworkDuplicateIsAgainAndChangesNothing) {
   EXPECT_EQ(s.missing(), 0u);
 }
 
+// The answer to a request, or the first frames on a new link, may be lost with nothing
+// before them on the stream: a first number of at most kFirstFrames shows them.
+TEST(LinkStreams, TheLostFirstFramesOfAStreamAreAskedFor) {
+  GossipStats stats;
+  LinkStreams s(kGrace, kRetry, &stats);
+  EXPECT_FALSE(s.Note("b", 1, 3, 0));                              // 1 and 2 lost
+  EXPECT_FALSE(s.Note("c", 1, LinkStreams::kFirstFrames + 1, 0));  // begun before: not asked
+  EXPECT_FALSE(s.Note("d", 1, 1, 0));
+  EXPECT_EQ(stats.link_gaps, 2u);
+  EXPECT_EQ(s.TakeDue(kGrace), (Due{{"b", {1, 2}}}));
+  EXPECT_TRUE(s.Note("b", 1, 1, 200));  // a resent frame: no second path
+  EXPECT_FALSE(s.Note("b", 1, 4, 200));
+  EXPECT_EQ(s.TakeDue(kGrace + kRetry), (Due{{"b", {2}}}));
+  EXPECT_FALSE(s.Note("b", 2, 2, 600));  // restarted, and its first frame lost: asked for
+  EXPECT_EQ(s.missing(), 1u);
+}
+
 TEST(LinkStreams, ANewEpochRestartsTheStreamWithoutAsking) {
   GossipStats stats;
   LinkStreams s(kGrace, kRetry, &stats);
