@@ -2,6 +2,7 @@
 #include "lib/gossip/membership.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 namespace peerbloom {
@@ -13,6 +14,7 @@ Membership::Membership(const GossipOptions& options, GossipStats* stats, EpochLi
       fanout_(options.fanout),
       shuffle_ms_(options.neighbour_shuffle_ms),
       join_retry_ms_(options.anti_entropy_interval_ms),
+      anti_entropy_ms_(options.anti_entropy_interval_ms),
       forget_dead_after_ms_(options.forget_dead_after_ms),
       max_members_(options.max_members),
       stats_(stats),
@@ -33,11 +35,27 @@ Membership::Membership(const GossipOptions& options, GossipStats* stats, EpochLi
 
 bool Membership::Alive(const Member& m, int64_t now_ms) const {
   if (probe_mode_ && m.probes) return m.last_heard_ms != kNeverMs && !m.dead;
-  return m.last_heard_ms != kNeverMs && now_ms - m.last_heard_ms <= failure_timeout_ms_;
+  return m.last_heard_ms != kNeverMs && now_ms - m.last_heard_ms <= HeartbeatTimeoutMs(m);
+}
+
+int64_t Membership::HeartbeatTimeoutMs(const Member& m) const {
+  if (!probe_mode_ || m.detector_heard) return failure_timeout_ms_;
+  return std::max(failure_timeout_ms_, 2 * AntiEntropyMs());
+}
+
+// memberlist's push-pull interval grows with log N beyond 32 nodes; here the exchange also
+// repairs versions missed, so it starts at the configured interval and grows from 4 nodes:
+// N = 4: 1x, 8: 2x, 16: 3x, 32: 4x, 1,000: 9x.
+int64_t Membership::AntiEntropyMs() const {
+  if (!probe_mode_) return anti_entropy_ms_;
+  const double n = static_cast<double>(members_.size() + 1);
+  const double scale = std::max(1.0, std::ceil(std::log2(n / 2.0)));
+  return static_cast<int64_t>(static_cast<double>(anti_entropy_ms_) * scale);
 }
 
 void Membership::NoteProbes(std::string_view id, bool probes) {
   Member* m = Mutable(id);
+  if (m != nullptr) m->detector_heard = true;
   if (m == nullptr || m->probes == probes) return;
   m->probes = probes;
   if (!probes) ClearSuspicion(m);
@@ -89,7 +107,10 @@ int64_t Membership::NextSuspicionMs() const {
 
 bool Membership::AnyHeartbeatMember(int64_t now_ms) const {
   for (const auto& [id, m] : members_) {
-    if (!m.probes && Alive(m, now_ms)) return true;
+    // Beats go on for a member whose detector is not known within failure_timeout only, as
+    // for any other: a node that does not probe hears this one by its beats.
+    if (!m.probes && m.last_heard_ms != kNeverMs && now_ms - m.last_heard_ms <= failure_timeout_ms_)
+      return true;
   }
   return false;
 }
@@ -570,7 +591,7 @@ std::vector<std::string> Membership::ForgettableDead(int64_t now_ms) const {
       continue;
     }
     const int64_t since = m.last_heard_ms == kNeverMs ? m.created_ms : m.last_heard_ms;
-    if (now_ms - since > failure_timeout_ms_ + forget_dead_after_ms_) gone.push_back(id);
+    if (now_ms - since > HeartbeatTimeoutMs(m) + forget_dead_after_ms_) gone.push_back(id);
   }
   return gone;
 }

@@ -67,6 +67,10 @@ struct Member {
   // holds for the member's current (epoch, heartbeat): any advance clears it, and so does a
   // frame of its own.
   bool probes = false;
+  // Its own frame, or an entry saying it probes, told how it is judged. Until then (a member
+  // known only from a summary relayed by others) a probing node waits longer before holding
+  // it dead by its heartbeat: HeartbeatTimeoutMs.
+  bool detector_heard = false;
   bool suspect = false;
   bool dead = false;  // the suspicion ran out here
   int64_t suspect_until_ms = kNeverMs;
@@ -103,6 +107,13 @@ class Membership {
   // this node runs the probe detector: heard of and not declared dead.
   bool Alive(const Member& m, int64_t now_ms) const;
   bool probe_mode() const { return probe_mode_; }
+  // How long a member judged by its heartbeat may go without one: failure_timeout; under the
+  // probe detector, for a member whose detector is not known yet, two anti-entropy periods if
+  // longer (within them a complete exchange brings its entry, and with it how it is judged).
+  int64_t HeartbeatTimeoutMs(const Member& m) const;
+  // The push-pull period: anti_entropy_interval, under the probe detector times
+  // ceil(log2(N / 2)) (at least 1).
+  int64_t AntiEntropyMs() const;
 
   // The probe detector. A member runs it (an entry or a probe said so).
   void NoteProbes(std::string_view id, bool probes);
@@ -233,6 +244,7 @@ class Membership {
   const unsigned fanout_;
   const int64_t shuffle_ms_;
   const int64_t join_retry_ms_;
+  const int64_t anti_entropy_ms_;
   const int64_t forget_dead_after_ms_;
   const size_t max_members_;
   GossipStats* const stats_;

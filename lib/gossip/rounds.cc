@@ -21,15 +21,7 @@ bool GossipEngine::Impl::BeatsDue(int64_t now_ms) const {
   return !membership_.probe_mode() || membership_.AnyHeartbeatMember(now_ms);
 }
 
-// memberlist's push-pull interval grows with log N beyond 32 nodes; here the exchange also
-// repairs versions missed, so it starts at the configured interval and grows from 4 nodes:
-// N = 4: 1x, 8: 2x, 16: 3x, 32: 4x, 1,000: 9x.
-int64_t GossipEngine::Impl::AntiEntropyMs() const {
-  if (!membership_.probe_mode()) return opt_.anti_entropy_interval_ms;
-  const double n = static_cast<double>(membership_.size() + 1);
-  const double scale = std::max(1.0, std::ceil(std::log2(n / 2.0)));
-  return static_cast<int64_t>(static_cast<double>(opt_.anti_entropy_interval_ms) * scale);
-}
+int64_t GossipEngine::Impl::AntiEntropyMs() const { return membership_.AntiEntropyMs(); }
 
 void GossipEngine::Impl::Detect(int64_t now_ms) {
   if (!membership_.probe_mode()) return;

@@ -53,6 +53,41 @@ TEST(Membership, AMemberHeardDirectlyIsAliveUntilTheFailureTimeoutPasses) {
   EXPECT_FALSE(f.members.Alive(*b, 2051));
 }
 
+// Under the probe detector a member may first be known from its summary, relayed by others:
+// whether it probes is not known, and its heartbeat need not advance (a prober beats only to
+// refute). It is held dead by its heartbeat only after two anti-entropy periods (a complete
+// exchange brings its entry meanwhile), and after failure_timeout once its own frame said
+// how it is judged.
+TEST(Membership, AProbingNodeWaitsLongerForAMemberWhoseDetectorItDoesNotKnow) {
+  GossipOptions o = Options();
+  o.failure_detector = FailureDetector::kProbe;
+  o.anti_entropy_interval_ms = 2000;
+  GossipStats stats;
+  Membership members(o, &stats, [](const std::string&) {});
+  const Member* c = members.AdvanceEpoch("c", 1, 100, /*own_word=*/true);
+  ASSERT_NE(c, nullptr);
+  EXPECT_FALSE(c->probes);
+  EXPECT_FALSE(c->detector_heard);
+  const int64_t grace = 2 * members.AntiEntropyMs();
+  EXPECT_GT(grace, o.failure_timeout_ms);
+  EXPECT_EQ(members.HeartbeatTimeoutMs(*c), grace);
+  EXPECT_TRUE(members.Alive(*c, 100 + o.failure_timeout_ms + 1));
+  EXPECT_TRUE(members.Alive(*c, 100 + grace));
+  EXPECT_FALSE(members.Alive(*c, 100 + grace + 1));
+  // Its own frame says it does not probe: judged by its heartbeat from then on.
+  members.AcceptSender(From("c", 1, 1), 200);
+  members.NoteProbes("c", false);
+  EXPECT_TRUE(c->detector_heard);
+  EXPECT_EQ(members.HeartbeatTimeoutMs(*c), o.failure_timeout_ms);
+  EXPECT_FALSE(members.Alive(*c, 200 + o.failure_timeout_ms + 1));
+  // A node that does not probe judges every member by failure_timeout.
+  Fixture f;
+  const Member* d = f.members.AdvanceEpoch("d", 1, 100, /*own_word=*/true);
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(f.members.HeartbeatTimeoutMs(*d), f.options.failure_timeout_ms);
+  EXPECT_FALSE(f.members.Alive(*d, 100 + f.options.failure_timeout_ms + 1));
+}
+
 TEST(Membership, AMemberLearnedDeadThroughGossipIsNotCalledAlive) {
   Fixture f;
   DigestEntry e;
