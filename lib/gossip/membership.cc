@@ -107,8 +107,8 @@ int64_t Membership::NextSuspicionMs() const {
 
 bool Membership::AnyHeartbeatMember(int64_t now_ms) const {
   for (const auto& [id, m] : members_) {
-    // Beats go on for a member whose detector is not known within failure_timeout only, as
-    // for any other: a node that does not probe hears this one by its beats.
+    // failure_timeout, not HeartbeatTimeoutMs: a member whose detector is not known yet keeps
+    // this node beating no longer than any other member that does not probe.
     if (!m.probes && m.last_heard_ms != kNeverMs && now_ms - m.last_heard_ms <= failure_timeout_ms_)
       return true;
   }
